@@ -1,0 +1,26 @@
+# Third-party dependencies, all from Debian packages (tools/dev installs them).
+find_package(Threads REQUIRED)
+find_package(Eigen3 3.4 REQUIRED NO_MODULE)
+find_package(ZLIB REQUIRED)
+find_package(doctest REQUIRED)
+
+# ANTLR4: the tool (4.7.2, a Java program) generates C++ at build time; the runtime
+# library (4.9) accepts that code. No CMake config ships for the tool, so we call it.
+find_program(ANTLR4_TOOL antlr4 REQUIRED)
+find_path(ANTLR4_INCLUDE_DIR antlr4-runtime.h PATH_SUFFIXES antlr4-runtime REQUIRED)
+find_library(ANTLR4_RUNTIME_LIB NAMES antlr4-runtime REQUIRED)
+
+# libedit for the REPL's line editing and history.
+find_path(LIBEDIT_INCLUDE_DIR histedit.h REQUIRED)
+find_library(LIBEDIT_LIB NAMES edit REQUIRED)
+
+# LLVM 19 drives the :cpu backend; found now so that later layers only add code.
+find_package(LLVM 19.1 CONFIG PATHS /usr/lib/llvm-19/lib/cmake/llvm NO_DEFAULT_PATH)
+if(LLVM_FOUND)
+  message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} at ${LLVM_DIR}")
+else()
+  message(STATUS "LLVM 19 not found: the :cpu backend will be unavailable (run tools/dev deps)")
+endif()
+
+# Python with NumPy is a test and benchmark peer only (Debian's interpreter, not a user's).
+find_program(TSL_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)

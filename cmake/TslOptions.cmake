@@ -1,0 +1,26 @@
+# Build options shared by every TSL target: warnings, sanitizers, CPU tuning.
+option(TSL_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+option(TSL_NATIVE "Tune for the build machine's CPU (-march=native)" ON)
+
+set(TSL_WARNINGS -Wall -Wextra -Wno-unused-parameter)
+
+if(TSL_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -O1)
+  add_link_options(-fsanitize=address,undefined)
+  add_compile_definitions(TSL_SANITIZE=1)
+elseif(TSL_NATIVE)
+  add_compile_options(-march=native)
+endif()
+
+# tsl_library(NAME SOURCES... [DEPS ...] [SYSTEM_DEPS ...])
+# One library per folder. The repository root and include/ are the include roots,
+# so headers are named by their folder: #include "runtime/Tensor.h".
+function(tsl_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
+  target_compile_options(${name} PRIVATE ${TSL_WARNINGS})
+  if(ARG_DEPS)
+    target_link_libraries(${name} PUBLIC ${ARG_DEPS})
+  endif()
+endfunction()

@@ -1,0 +1,53 @@
+// eval/Builtins.h — helpers shared by the files that define builtins.
+//
+// Builtins receive evaluated arguments and report misuse as type or value errors that
+// name themselves; the caller's span is attached by Interp::apply. Internal to eval/.
+#pragma once
+
+#include "eval/Interp.h"
+#include "eval/Printer.h"
+
+#include <optional>
+#include <string>
+
+namespace tsl::builtins {
+
+/// "+ expects a tensor as argument 2, got a string" — a type error.
+[[noreturn]] void badArgument(const CallContext& cx, size_t index, std::string_view expected,
+                              const Value& got);
+
+const Tensor& tensorArg(const CallContext& cx, Args args, size_t i);
+/// A rank-0 integer (or bool) tensor as int64.
+int64_t intArg(const CallContext& cx, Args args, size_t i);
+/// A rank-0 number as double.
+double numberArg(const CallContext& cx, Args args, size_t i);
+const std::string& stringArg(const CallContext& cx, Args args, size_t i);
+const KeywordObj& keywordArg(const CallContext& cx, Args args, size_t i);
+/// A function, keyword, map or vector: anything Interp::apply accepts.
+const Value& callableArg(const CallContext& cx, Args args, size_t i);
+
+/// Positional arguments followed by `:key value` pairs, as NumPy-style calls use them:
+/// (sum x :axis 1 :keepdims true). Unknown keys are a type error naming the allowed ones.
+class KeywordArgs {
+public:
+  /// Splits `args` at the first keyword at or after index `positionalMin`.
+  KeywordArgs(const CallContext& cx, Args args, size_t positionalMin,
+              std::initializer_list<std::string_view> allowed);
+  Args positional() const { return positional_; }
+  /// The value given for `key`, or nullptr.
+  const Value* find(std::string_view key) const;
+
+private:
+  Args positional_;
+  std::vector<std::pair<std::string_view, const Value*>> pairs_;
+};
+
+/// Converts a truthy/falsy value to the TSL boolean.
+inline Value boolean(bool b) { return Value::boolean(b); }
+
+/// Registration of each family of builtins.
+void registerNumericBuiltins(Interp& interp);
+void registerCollectionBuiltins(Interp& interp);
+void registerCoreBuiltins(Interp& interp);
+
+} // namespace tsl::builtins

@@ -1,0 +1,192 @@
+// eval/BuiltinsCore.cpp — strings, printing, predicates, and the language's own tools
+// (macroexpand, eval, gensym, exit, assertions).
+#include "eval/Builtins.h"
+#include "eval/Convert.h"
+#include "parser/Reader.h"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+namespace tsl::builtins {
+
+namespace {
+
+/// Concatenation of print forms: strings raw, nil as "".
+std::string strOf(Args args) {
+  std::string out;
+  for (const Value& v : args)
+    if (!v.isNil()) out += printValue(v, false);
+  return out;
+}
+
+std::string joinPrinted(Args args, bool readably) {
+  std::string out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) out += ' ';
+    out += printValue(args[i], readably);
+  }
+  return out;
+}
+
+/// Byte offset of code point `index` in UTF-8 `s`, or npos if past the end.
+size_t codePointOffset(const std::string& s, int64_t index) {
+  size_t offset = 0;
+  for (int64_t k = 0; k < index; ++k) {
+    if (offset >= s.size()) return std::string::npos;
+    ++offset;
+    while (offset < s.size() && (static_cast<unsigned char>(s[offset]) & 0xC0) == 0x80) ++offset;
+  }
+  return offset;
+}
+
+int64_t codePointCount(const std::string& s) {
+  int64_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
+/// The namespace macros and eval resolve names in: the one running code.
+Namespace& here(CallContext& cx) { return cx.interp.currentNamespace(); }
+
+void definePredicate(Interp& interp, const char* name, bool (*test)(const Value&)) {
+  interp.defineBuiltin(name, 1, 1, [test](CallContext&, Args args) { return boolean(test(args[0])); });
+}
+
+} // namespace
+
+void registerCoreBuiltins(Interp& interp) {
+  // ---- Strings and printing ----
+  interp.defineBuiltin("str", 0, -1, [](CallContext&, Args args) { return makeString(strOf(args)); });
+  interp.defineBuiltin("pr-str", 0, -1, [](CallContext&, Args args) {
+    return makeString(joinPrinted(args, true));
+  });
+  interp.defineBuiltin("print", 0, -1, [](CallContext& cx, Args args) {
+    cx.interp.out() << joinPrinted(args, false) << std::flush;
+    return Value();
+  });
+  interp.defineBuiltin("println", 0, -1, [](CallContext& cx, Args args) {
+    cx.interp.out() << joinPrinted(args, false) << std::endl;
+    return Value();
+  });
+  interp.defineBuiltin("prn", 0, -1, [](CallContext& cx, Args args) {
+    cx.interp.out() << joinPrinted(args, true) << std::endl;
+    return Value();
+  });
+  interp.defineBuiltin("subs", 2, 3, [](CallContext& cx, Args args) {
+    const std::string& s = stringArg(cx, args, 0);
+    const int64_t n = codePointCount(s);
+    const int64_t start = intArg(cx, args, 1);
+    const int64_t end = args.size() == 3 ? intArg(cx, args, 2) : n;
+    if (start < 0 || end < start || end > n)
+      fail(ErrorKind::Value, "subs: range [", start, ", ", end, ") is out of bounds for a string of ", n,
+           " characters");
+    const size_t from = codePointOffset(s, start), to = codePointOffset(s, end);
+    return makeString(s.substr(from, to - from));
+  });
+  interp.defineBuiltin("includes?", 2, 2, [](CallContext& cx, Args args) {
+    return boolean(stringArg(cx, args, 0).find(stringArg(cx, args, 1)) != std::string::npos);
+  });
+  interp.defineBuiltin("slurp", 1, 1, [](CallContext& cx, Args args) {
+    const std::string& path = stringArg(cx, args, 0);
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(ErrorKind::Io, "cannot open '", path, "' for reading");
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    if (in.bad()) fail(ErrorKind::Io, "error while reading '", path, "'");
+    return makeString(buffer.str());
+  });
+
+  // ---- Names ----
+  interp.defineBuiltin("keyword", 1, 1, [](CallContext& cx, Args args) {
+    if (args[0].isKeyword()) return args[0];
+    return makeKeyword(stringArg(cx, args, 0));
+  });
+  interp.defineBuiltin("symbol", 1, 1, [](CallContext& cx, Args args) {
+    if (args[0].isSymbol()) return args[0];
+    return makeSymbol(stringArg(cx, args, 0));
+  });
+  interp.defineBuiltin("name", 1, 1, [](CallContext& cx, Args args) {
+    const Value& v = args[0];
+    if (v.isString()) return v;
+    if (v.isKeyword()) return makeString(v.keyword().name());
+    if (v.isSymbol()) return makeString(v.symbol().name());
+    badArgument(cx, 0, "a keyword, symbol or string", v);
+  });
+  interp.defineBuiltin("gensym", 0, 1, [](CallContext& cx, Args args) {
+    return makeSymbol(cx.interp.gensym(args.empty() ? "G" : stringArg(cx, args, 0)));
+  });
+
+  // ---- Predicates ----
+  definePredicate(interp, "nil?", [](const Value& v) { return v.isNil(); });
+  definePredicate(interp, "some?", [](const Value& v) { return !v.isNil(); });
+  definePredicate(interp, "string?", [](const Value& v) { return v.isString(); });
+  definePredicate(interp, "keyword?", [](const Value& v) { return v.isKeyword(); });
+  definePredicate(interp, "symbol?", [](const Value& v) { return v.isSymbol(); });
+  definePredicate(interp, "vector?", [](const Value& v) { return v.isVector(); });
+  definePredicate(interp, "list?", [](const Value& v) { return v.isList(); });
+  definePredicate(interp, "map?", [](const Value& v) { return v.isMap(); });
+  definePredicate(interp, "fn?", [](const Value& v) { return v.isFunction(); });
+  definePredicate(interp, "sequential?", [](const Value& v) { return v.isSequential(); });
+  definePredicate(interp, "coll?", [](const Value& v) { return v.isSequential() || v.isMap(); });
+  definePredicate(interp, "tensor?", [](const Value& v) { return v.isTensor(); });
+  definePredicate(interp, "number?", [](const Value& v) {
+    return v.isTensor() && v.tensor().isScalar() && !isBool(v.tensor().dtype());
+  });
+  definePredicate(interp, "boolean?", [](const Value& v) {
+    return v.isTensor() && v.tensor().isScalar() && isBool(v.tensor().dtype());
+  });
+  interp.defineBuiltin("type", 1, 1, [](CallContext&, Args args) {
+    const Value& v = args[0];
+    if (v.isTensor()) return makeKeyword(v.tensor().isScalar() ? "number" : "tensor");
+    static const char* const names[] = {"nil", "tensor", "string", "keyword", "symbol",
+                                        "list", "vector", "map", "fn", "recur"};
+    return makeKeyword(names[static_cast<int>(v.kind())]);
+  });
+  interp.defineBuiltin("identity", 1, 1, [](CallContext&, Args args) { return args[0]; });
+
+  // ---- Control ----
+  interp.defineBuiltin("%assert-fail", 1, 1, [](CallContext&, Args args) -> Value {
+    fail(ErrorKind::Assert, args[0].isString() ? args[0].string().text() : printValue(args[0], false));
+  });
+  interp.defineBuiltin("exit", 0, 1, [](CallContext& cx, Args args) -> Value {
+    const int64_t code = args.empty() ? 0 : intArg(cx, args, 0);
+    throw ExitRequest{static_cast<int>(code & 0xFF)};
+  });
+  interp.defineBuiltin("now-ns", 0, 0, [](CallContext&, Args) {
+    const auto now = std::chrono::steady_clock::now().time_since_epoch();
+    return Value(Tensor::ofInt(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
+  });
+  interp.defineBuiltin("syntax-error", 2, 2, [](CallContext& cx, Args args) -> Value {
+    Span span = cx.span;
+    const Value& form = args[0];
+    if (form.isSymbol() && form.symbol().span().known()) span = form.symbol().span();
+    if (form.isList() && form.list() && form.list()->span().known()) span = form.list()->span();
+    if (form.isVector() && form.vector().span().known()) span = form.vector().span();
+    throw Error(ErrorKind::Syntax, stringArg(cx, args, 1), span);
+  });
+
+  // ---- Code as data ----
+  interp.defineBuiltin("macroexpand-1", 1, 1, [](CallContext& cx, Args args) {
+    bool expanded = false;
+    const SyntaxPtr form = valueToSyntax(args[0], cx.span);
+    return syntaxToValue(cx.interp.expandOnce(form, here(cx), expanded));
+  });
+  interp.defineBuiltin("macroexpand", 1, 1, [](CallContext& cx, Args args) {
+    SyntaxPtr form = valueToSyntax(args[0], cx.span);
+    for (bool expanded = true; expanded;) form = cx.interp.expandOnce(form, here(cx), expanded);
+    return syntaxToValue(form);
+  });
+  interp.defineBuiltin("macroexpand-all", 1, 1, [](CallContext& cx, Args args) {
+    return syntaxToValue(cx.interp.expand(valueToSyntax(args[0], cx.span), here(cx)));
+  });
+  interp.defineBuiltin("eval", 1, 1, [](CallContext& cx, Args args) {
+    return cx.interp.evalForm(valueToSyntax(args[0], cx.span), here(cx));
+  });
+  interp.defineBuiltin("read-string", 1, 1, [](CallContext& cx, Args args) {
+    const std::vector<SyntaxPtr> forms = readAll(stringArg(cx, args, 0), "<read-string>");
+    return forms.empty() ? Value() : syntaxToValue(forms[0]);
+  });
+}
+
+} // namespace tsl::builtins

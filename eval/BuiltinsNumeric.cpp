@@ -1,0 +1,150 @@
+// eval/BuiltinsNumeric.cpp — arithmetic, comparison and elementwise functions.
+//
+// Every one of these is a thin adapter from TSL arguments to runtime/Elementwise: the
+// promotion, broadcasting and arithmetic live there, once.
+#include "eval/Builtins.h"
+#include "runtime/Elementwise.h"
+
+namespace tsl::builtins {
+
+namespace {
+
+[[noreturn]] void notTensor(BinaryOp op, size_t index, const Value& got) {
+  fail(ErrorKind::Type, opName(op), " expects a number or tensor as argument ", index + 1, ", got ",
+       describeKind(got));
+}
+
+/// (op a b) for two operands: the builtin's two-argument meaning and its fast path.
+template <BinaryOp op>
+Value binaryCall(const Value& a, const Value& b) {
+  if (!a.isTensor()) notTensor(op, 0, a);
+  if (!b.isTensor()) notTensor(op, 1, b);
+  return Value(applyBinary(op, a.tensor(), b.tensor()));
+}
+
+Value binary(BinaryOp op, const CallContext&, const Value& a, const Value& b, size_t index) {
+  if (!a.isTensor()) notTensor(op, index, a);
+  if (!b.isTensor()) notTensor(op, index + 1, b);
+  return Value(applyBinary(op, a.tensor(), b.tensor()));
+}
+
+/// (+ a b c) folds left; (+) and (*) are their identities; (- x) negates, (/ x) inverts.
+template <BinaryOp op>
+void defineFold(Interp& interp, const char* name, int64_t identity, bool unaryInverse) {
+  auto& builtin = interp.defineBuiltin(name, unaryInverse ? 1 : 0, -1, [identity, unaryInverse](CallContext& cx, Args args) -> Value {
+    if (args.empty()) return Value(Tensor::weakInt(identity));
+    if (args.size() == 1) {
+      if (!args[0].isTensor()) notTensor(op, 0, args[0]);
+      if (unaryInverse) return Value(applyBinary(op, Tensor::weakInt(identity), args[0].tensor()));
+      return args[0];
+    }
+    Value acc = binary(op, cx, args[0], args[1], 0);
+    for (size_t i = 2; i < args.size(); ++i) acc = binary(op, cx, acc, args[i], i - 1);
+    return acc;
+  });
+  builtin.setBinaryFn(binaryCall<op>);
+}
+
+/// (< a b c): elementwise for two operands; for more, scalars compared pairwise.
+template <BinaryOp op>
+void defineComparison(Interp& interp, const char* name) {
+  auto& builtin = interp.defineBuiltin(name, 2, -1, [](CallContext& cx, Args args) -> Value {
+    if (args.size() == 2) return binary(op, cx, args[0], args[1], 0);
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      const Value result = binary(op, cx, args[i], args[i + 1], i);
+      if (!result.tensor().isScalar())
+        fail(ErrorKind::Type, cx.self.name(), " with more than two operands compares scalars only");
+      if (!result.tensor().isNonZero()) return boolean(false);
+    }
+    return boolean(true);
+  });
+  builtin.setBinaryFn(binaryCall<op>);
+}
+
+template <BinaryOp op>
+void defineBinary(Interp& interp, const char* name) {
+  auto& builtin = interp.defineBuiltin(name, 2, 2, [](CallContext&, Args args) {
+    return binaryCall<op>(args[0], args[1]);
+  });
+  builtin.setBinaryFn(binaryCall<op>);
+}
+
+void defineUnary(Interp& interp, const char* name, UnaryOp op) {
+  interp.defineBuiltin(name, 1, 1, [op](CallContext& cx, Args args) {
+    return Value(applyUnary(op, tensorArg(cx, args, 0)));
+  });
+}
+
+} // namespace
+
+void registerNumericBuiltins(Interp& interp) {
+  defineFold<BinaryOp::Add>(interp, "+", 0, false);
+  defineFold<BinaryOp::Mul>(interp, "*", 1, false);
+  defineFold<BinaryOp::Sub>(interp, "-", 0, true);
+  defineFold<BinaryOp::Div>(interp, "/", 1, true);
+
+  defineComparison<BinaryOp::Less>(interp, "<");
+  defineComparison<BinaryOp::LessEqual>(interp, "<=");
+  defineComparison<BinaryOp::Greater>(interp, ">");
+  defineComparison<BinaryOp::GreaterEqual>(interp, ">=");
+  defineBinary<BinaryOp::Equal>(interp, "==");
+  defineBinary<BinaryOp::NotEqual>(interp, "!=");
+  defineBinary<BinaryOp::FloorDiv>(interp, "floordiv");
+  defineBinary<BinaryOp::Mod>(interp, "mod");
+  defineBinary<BinaryOp::Pow>(interp, "pow");
+  defineBinary<BinaryOp::Maximum>(interp, "maximum");
+  defineBinary<BinaryOp::Minimum>(interp, "minimum");
+  defineBinary<BinaryOp::LogicalAnd>(interp, "logical-and");
+  defineBinary<BinaryOp::LogicalOr>(interp, "logical-or");
+
+#define TSL_DEFINE_UNARY(name, text)                                                               \
+  if (UnaryOp::name != UnaryOp::GeluTanh && UnaryOp::name != UnaryOp::Gelu)                        \
+    defineUnary(interp, text, UnaryOp::name);
+  TSL_UNARY_OPS(TSL_DEFINE_UNARY)
+#undef TSL_DEFINE_UNARY
+
+  interp.defineBuiltin("gelu", 1, 3, [](CallContext& cx, Args args) {
+    KeywordArgs kw(cx, args, 1, {"approximate"});
+    UnaryOp op = UnaryOp::Gelu;
+    if (const Value* approx = kw.find("approximate")) {
+      if (approx->isKeyword() && approx->keyword().name() == "tanh") op = UnaryOp::GeluTanh;
+      else if (!(approx->isKeyword() && approx->keyword().name() == "none") && !approx->isNil())
+        fail(ErrorKind::Value, "gelu :approximate must be :tanh or :none");
+    }
+    return Value(applyUnary(op, tensorArg(cx, kw.positional(), 0)));
+  });
+
+  interp.defineBuiltin("inc", 1, 1, [](CallContext& cx, Args args) {
+    return binary(BinaryOp::Add, cx, args[0], Value(Tensor::weakInt(1)), 0);
+  });
+  interp.defineBuiltin("dec", 1, 1, [](CallContext& cx, Args args) {
+    return binary(BinaryOp::Sub, cx, args[0], Value(Tensor::weakInt(1)), 0);
+  });
+
+  interp.defineBuiltin("=", 1, -1, [](CallContext&, Args args) {
+    for (size_t i = 0; i + 1 < args.size(); ++i)
+      if (!valuesEqual(args[i], args[i + 1])) return boolean(false);
+    return boolean(true);
+  });
+  interp.defineBuiltin("not=", 1, -1, [](CallContext&, Args args) {
+    for (size_t i = 0; i + 1 < args.size(); ++i)
+      if (!valuesEqual(args[i], args[i + 1])) return boolean(true);
+    return boolean(false);
+  });
+  interp.defineBuiltin("not", 1, 1, [](CallContext&, Args args) { return boolean(!args[0].truthy()); });
+
+  interp.defineBuiltin("dtype", 1, 1, [](CallContext& cx, Args args) {
+    return makeKeyword(dtypeName(concreteDType(tensorArg(cx, args, 0).typeKey())));
+  });
+
+  interp.defineBuiltin("astype", 2, 2, [](CallContext& cx, Args args) {
+    const Tensor& x = tensorArg(cx, args, 0);
+    const std::string& name = keywordArg(cx, args, 1).name();
+    const auto dtype = dtypeFromName(name);
+    if (!dtype)
+      fail(ErrorKind::Value, "unknown dtype :", name, " (dtypes: :bool :i32 :i64 :f16 :bf16 :f32 :f64)");
+    return Value(astype(x, *dtype));
+  });
+}
+
+} // namespace tsl::builtins

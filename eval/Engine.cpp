@@ -1,0 +1,115 @@
+// eval/Engine.cpp — the public embedding API over Interp.
+#include "tsl/tsl.h"
+
+#include "eval/Interp.h"
+#include "eval/Printer.h"
+
+#include <algorithm>
+#include <pthread.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace tsl {
+
+Engine::Engine(int maxDepth, std::ostream* out) {
+  EngineOptions options;
+  options.maxDepth = maxDepth;
+  options.out = out;
+  impl_ = std::make_unique<Interp>(options);
+}
+
+Engine::~Engine() = default;
+
+Value Engine::eval(std::string_view source, std::string_view fileName) {
+  impl_->clearInterrupt();
+  return impl_->evalSource(source, fileName, impl_->user());
+}
+
+Value Engine::evalFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::Io, cat("cannot open '", path, "' for reading"));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return eval(text.str(), path);
+}
+
+std::vector<Error> Engine::check(std::string_view source, std::string_view fileName) {
+  return impl_->check(source, fileName);
+}
+
+Value Engine::call(std::string_view name, std::vector<Value> args) {
+  Var* var = impl_->user().resolve(name, false, {});
+  if (!var || !var->defined) throw Error(ErrorKind::Name, cat("unbound symbol '", name, "'"));
+  return call(var->value, std::move(args));
+}
+
+Value Engine::call(const Value& function, std::vector<Value> args) {
+  impl_->clearInterrupt();
+  return impl_->apply(function, args, {});
+}
+
+void Engine::define(std::string_view name, Value value) { impl_->define(impl_->user(), name, std::move(value)); }
+
+void Engine::defineNative(std::string_view name, std::function<Value(Args)> fn, int minArgs, int maxArgs) {
+  BuiltinFn adapter = [fn = std::move(fn)](CallContext&, Args args) { return fn(args); };
+  define(name, Value(new BuiltinObj(std::string(name), minArgs, maxArgs, std::move(adapter))));
+}
+
+void Engine::setArgs(const std::vector<std::string>& args) {
+  std::vector<Value> values;
+  for (const std::string& arg : args) values.push_back(makeString(arg));
+  define("*args*", makeVector(std::move(values)));
+}
+
+std::string Engine::describe(const Error& error) const { return impl_->sources().render(error); }
+
+std::string Engine::print(const Value& value) const { return printValue(value, true); }
+
+std::vector<std::string> Engine::completions(std::string_view prefix) const {
+  std::vector<std::string> out;
+  auto add = [&](const Namespace& ns, const std::string& qualifier) {
+    for (const auto& [name, var] : ns.vars()) {
+      const std::string full = qualifier + name;
+      if (var->defined && full.compare(0, prefix.size(), prefix) == 0) out.push_back(full);
+    }
+  };
+  add(impl_->user(), "");
+  add(impl_->core(), "");
+  for (const auto& [alias, ns] : impl_->user().aliases())
+    if (alias != "core") add(*ns, alias + "/");
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void Engine::interrupt() noexcept { impl_->interrupt(); }
+
+int runOnLargeStack(const std::function<int()>& body, size_t bytes) {
+  struct Job {
+    const std::function<int()>& body;
+    int result = 1;
+    std::exception_ptr error;
+  } job{body, 1, nullptr};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, bytes);
+  pthread_t thread;
+  auto entry = [](void* arg) -> void* {
+    auto* j = static_cast<Job*>(arg);
+    try {
+      j->result = j->body();
+    } catch (...) {
+      j->error = std::current_exception();
+    }
+    return nullptr;
+  };
+  const bool started = pthread_create(&thread, &attr, entry, &job) == 0;
+  pthread_attr_destroy(&attr);
+  if (!started) return body(); // this thread's stack; the stack guard still protects it
+  pthread_join(thread, nullptr);
+  if (job.error) std::rethrow_exception(job.error);
+  return job.result;
+}
+
+} // namespace tsl

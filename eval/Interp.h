@@ -1,0 +1,128 @@
+// eval/Interp.h — the engine's internals: namespaces, modules, calls, limits.
+//
+// One Interp is one independent TSL world (the public tsl::Engine owns one). It reads
+// source into Syntax, expands macros into core forms (Expander), compiles those into
+// nodes (Analyzer) and runs them. It also enforces the limits of LANGUAGE.md §8: the call
+// depth (10 000 by default), the native stack, and interruption (Ctrl-C).
+#pragma once
+
+#include "eval/Namespace.h"
+#include "eval/Nodes.h"
+#include "parser/Diagnostics.h"
+
+#include <atomic>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tsl {
+
+struct EngineOptions {
+  /// Deepest nesting of function calls before `runtime error: stack depth exceeded`.
+  int maxDepth = 10000;
+  /// Where print and println write; nullptr means standard output.
+  std::ostream* out = nullptr;
+  /// Load stdlib/core (the core macros) at start.
+  bool loadCore = true;
+};
+
+/// Thrown by `(exit code)`; the host decides what exiting means.
+struct ExitRequest {
+  int code;
+};
+
+class Interp {
+public:
+  explicit Interp(EngineOptions options);
+  ~Interp();
+  Interp(const Interp&) = delete;
+  Interp& operator=(const Interp&) = delete;
+
+  // ---- Running code ----
+
+  /// Reads, expands, analyses and runs every form of `text` in namespace `ns`; returns
+  /// the value of the last form. Remembers the text for error rendering.
+  Value evalSource(std::string_view text, std::string_view file, Namespace& ns);
+  /// Runs forms already read (the REPL reads its own input) in `ns`; returns the last value.
+  Value evalForms(const std::vector<SyntaxPtr>& forms, Namespace& ns);
+  /// Expands, analyses and runs one form.
+  Value evalForm(const SyntaxPtr& form, Namespace& ns);
+  /// Reads, expands and analyses every form without running anything but macro
+  /// definitions and imports; returns every error found.
+  std::vector<Error> check(std::string_view text, std::string_view file);
+
+  /// Calls anything callable: functions, keywords and maps (lookup), vectors (index).
+  Value apply(const Value& callee, Args args, const Span& span);
+  Value callClosure(const ClosureObj& closure, Args args, const Span& span);
+
+  // ---- Namespaces and modules ----
+
+  Namespace& core() { return *core_; }
+  Namespace& user() { return *user_; }
+  /// Loads a module once ("stdlib/nn" from the embedded library, anything else as a
+  /// file relative to `fromFile`'s folder) and returns its namespace.
+  Namespace& importModule(std::string_view path, std::string_view fromFile, const Span& span);
+  /// Defines a builtin in core.
+  BuiltinObj& defineBuiltin(std::string name, int minArgs, int maxArgs, BuiltinFn fn);
+  /// Defines `name` in `ns` to `value`.
+  void define(Namespace& ns, std::string_view name, Value value);
+
+  // ---- Limits ----
+
+  /// Counts one call level; throws at the depth limit, when the native stack runs low,
+  /// or when an interrupt was requested.
+  void enterCall(const Span& span) {
+    if (++depth_ > options_.maxDepth || interrupted_.load(std::memory_order_relaxed)) {
+      --depth_;
+      callLimitHit(span);
+    }
+  }
+  void leaveCall() { --depth_; }
+  /// Throws `runtime error: interrupted` if Ctrl-C was pressed. Cheap; called by loops.
+  void poll(const Span& span) {
+    if (interrupted_.load(std::memory_order_relaxed)) callLimitHit(span);
+  }
+  /// Requests an interrupt; async-signal-safe.
+  void interrupt() noexcept { interrupted_.store(true, std::memory_order_relaxed); }
+  void clearInterrupt() { interrupted_.store(false, std::memory_order_relaxed); }
+  int depth() const { return depth_; }
+  void setMaxDepth(int depth) { options_.maxDepth = depth; }
+
+  // ---- Services for builtins ----
+
+  std::ostream& out();
+  SourceManager& sources() { return sources_; }
+  /// A fresh symbol name for macros ("x__12").
+  std::string gensym(std::string_view prefix);
+  /// The file whose top-level forms are running (for relative imports and paths).
+  const std::string& currentFile() const { return currentFile_; }
+  Namespace& currentNamespace() { return *currentNs_; }
+
+  /// Expands a form completely (for `macroexpand` and `tsl check`).
+  SyntaxPtr expand(const SyntaxPtr& form, Namespace& ns);
+  /// Expands the head macro of a form once; `expanded` tells whether anything happened.
+  SyntaxPtr expandOnce(const SyntaxPtr& form, Namespace& ns, bool& expanded);
+
+private:
+  [[noreturn]] void callLimitHit(const Span& span);
+  Value run(const NodePtr& node, int frameSize);
+
+  EngineOptions options_;
+  std::unique_ptr<Namespace> core_;
+  std::unique_ptr<Namespace> user_;
+  std::map<std::string, std::unique_ptr<Namespace>> modules_;
+  std::vector<std::string> loading_; ///< modules being loaded, to report cycles
+  SourceManager sources_;
+  std::atomic<bool> interrupted_{false};
+  int depth_ = 0;
+  int64_t gensymCounter_ = 0;
+  std::string currentFile_ = "<repl>";
+  Namespace* currentNs_ = nullptr;
+};
+
+/// Registers every builtin (numbers, collections, strings, control) in `interp`'s core.
+void registerBuiltins(Interp& interp);
+
+} // namespace tsl

@@ -1,0 +1,249 @@
+// eval/Nodes.cpp — how each node runs.
+#include "eval/Nodes.h"
+
+#include "eval/Interp.h"
+#include "eval/Printer.h"
+#include "runtime/Views.h"
+#include "tsl/StackGuard.h"
+
+namespace tsl {
+
+namespace {
+
+/// Values evaluated one after another into uninitialised storage: up to N on the stack
+/// (only as many as used are ever constructed), more on the heap.
+template <size_t N>
+class ValueBuffer {
+public:
+  explicit ValueBuffer(size_t count) : count_(count) {
+    if (count > N) {
+      heap_.resize(count);
+      data_ = heap_.data();
+    } else {
+      data_ = reinterpret_cast<Value*>(storage_);
+    }
+  }
+  ~ValueBuffer() {
+    if (count_ <= N) std::destroy_n(data_, constructed_);
+  }
+  ValueBuffer(const ValueBuffer&) = delete;
+  ValueBuffer& operator=(const ValueBuffer&) = delete;
+
+  /// Sets element i; elements must be set in order 0, 1, 2, ...
+  void push(size_t i, Value value) {
+    if (count_ <= N) {
+      new (&data_[i]) Value(std::move(value));
+      constructed_ = i + 1;
+    } else {
+      data_[i] = std::move(value);
+    }
+  }
+  Value* data() { return data_; }
+
+private:
+  alignas(Value) unsigned char storage_[N * sizeof(Value)];
+  std::vector<Value> heap_;
+  Value* data_;
+  size_t count_;
+  size_t constructed_ = 0;
+};
+
+/// Clears slots [first, end) so values bound by a finished let or loop are freed now
+/// rather than when the function returns (a training loop's temporaries can be large).
+void releaseSlots(Value* slots, int first, int end) {
+  for (int i = first; i < end; ++i) slots[i] = Value();
+}
+
+/// Element `i` of a sequence for destructuring (nil past the end).
+Value nth(const Value& value, size_t i) {
+  switch (value.kind()) {
+  case ValueKind::Vector: return i < value.vector().count() ? value.vector()[i] : Value();
+  case ValueKind::List: {
+    const ListObj* cell = value.list();
+    for (size_t k = 0; cell && k < i; ++k) cell = cell->next();
+    return cell ? cell->first() : Value();
+  }
+  case ValueKind::Tensor: {
+    const Tensor& t = value.tensor();
+    if (static_cast<int64_t>(i) >= t.shape()[0]) return Value();
+    return Value(selectIndex(t, 0, static_cast<int64_t>(i)));
+  }
+  default: {
+    const std::vector<Value> items = sequenceItems(value);
+    return i < items.size() ? items[i] : Value();
+  }
+  }
+}
+
+/// The elements from `from` on, for `& rest` (nil when none remain).
+Value restFrom(const Value& value, size_t from) {
+  if (static_cast<size_t>(sequenceCount(value)) <= from) return Value();
+  if (value.isVector()) return value.vector().drop(from);
+  if (value.isList()) {
+    const Value* rest = &value;
+    for (size_t k = 0; k < from; ++k) rest = &rest->list()->rest();
+    return *rest;
+  }
+  std::vector<Value> items = sequenceItems(value);
+  items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(from));
+  return makeVector(std::move(items));
+}
+
+} // namespace
+
+void Pattern::bind(const Value& value, Value* slots) const {
+  if (kind == Kind::Slot) {
+    slots[slot] = value;
+    return;
+  }
+  checkStack();
+  if (asSlot >= 0) slots[asSlot] = value;
+  const bool sequence = value.isNil() || value.isSequential() || value.isMap() || value.isString() ||
+                        (value.isTensor() && !value.tensor().isScalar());
+  if (!sequence)
+    throw Error(ErrorKind::Type, cat("cannot destructure ", describeKind(value), " ",
+                                     printValue(value, true).substr(0, 40), " as a sequence"),
+                span);
+  for (size_t i = 0; i < items.size(); ++i) items[i].bind(nth(value, i), slots);
+  if (rest) rest->bind(restFrom(value, items.size()), slots);
+}
+
+Value GlobalNode::eval(Interp&, Frame&) const {
+  if (!var_->defined) {
+    if (var_->ns && var_->ns->name() != "user" && var_->ns->name() != "core")
+      throw Error(ErrorKind::Name, cat("unbound symbol '", var_->name, "' (in ", var_->ns->name(), ")"),
+                  span());
+    throw Error(ErrorKind::Name, cat("unbound symbol '", var_->name, "'"), span());
+  }
+  return var_->value;
+}
+
+Value DefNode::eval(Interp& interp, Frame& frame) const {
+  Value value = value_->eval(interp, frame);
+  var_->value = std::move(value);
+  var_->defined = true;
+  var_->doc = doc_;
+  var_->defSpan = span();
+  return makeSymbol(var_->name);
+}
+
+Value IfNode::eval(Interp& interp, Frame& frame) const {
+  const Value cond = cond_->eval(interp, frame);
+  bool truth;
+  try {
+    truth = cond.truthy();
+  } catch (Error& e) {
+    e.setSpanIfUnknown(cond_->span());
+    throw;
+  }
+  return truth ? then_->eval(interp, frame) : else_->eval(interp, frame);
+}
+
+Value DoNode::eval(Interp& interp, Frame& frame) const {
+  const size_t last = body_.size() - 1;
+  for (size_t i = 0; i < last; ++i) body_[i]->eval(interp, frame);
+  return body_[last]->eval(interp, frame);
+}
+
+Value LogicNode::eval(Interp& interp, Frame& frame) const {
+  if (operands_.empty()) return isAnd_ ? Value::boolean(true) : Value();
+  for (size_t i = 0;; ++i) {
+    Value value = operands_[i]->eval(interp, frame);
+    if (i + 1 == operands_.size() || value.truthy() != isAnd_) return value;
+  }
+}
+
+Value LetNode::eval(Interp& interp, Frame& frame) const {
+  for (const Binding& binding : bindings_)
+    binding.pattern.bindMoved(binding.init->eval(interp, frame), frame.slots);
+  Value result = body_->eval(interp, frame);
+  releaseSlots(frame.slots, firstSlot_, endSlot_);
+  return result;
+}
+
+Value LoopNode::eval(Interp& interp, Frame& frame) const {
+  for (const Binding& binding : bindings_)
+    binding.pattern.bindMoved(binding.init->eval(interp, frame), frame.slots);
+  for (;;) {
+    Value result = body_->eval(interp, frame);
+    if (!result.isRecur()) {
+      releaseSlots(frame.slots, firstSlot_, endSlot_);
+      return result;
+    }
+    interp.poll(span());
+  }
+}
+
+Value RecurNode::eval(Interp& interp, Frame& frame) const {
+  // All operands are evaluated before any binding changes: (recur b a) swaps.
+  const size_t n = operands_.size();
+  ValueBuffer<8> values(n);
+  for (size_t i = 0; i < n; ++i) values.push(i, operands_[i]->eval(interp, frame));
+  for (size_t i = 0; i < n; ++i) targets_[i]->bindMoved(std::move(values.data()[i]), frame.slots);
+  return Value::recurMarker();
+}
+
+Value FnNode::eval(Interp&, Frame& frame) const {
+  std::vector<Value> captures;
+  captures.reserve(lambda_->captureSources.size());
+  for (const CaptureSource& source : lambda_->captureSources) {
+    switch (source.kind) {
+    case CaptureSource::Kind::Slot: captures.push_back(frame.slots[source.index]); break;
+    case CaptureSource::Kind::Capture: captures.push_back(frame.closure->captures()[source.index]); break;
+    case CaptureSource::Kind::Self: captures.push_back(Value(frame.closure)); break;
+    }
+  }
+  return Value(new ClosureObj(lambda_, std::move(captures), macro_));
+}
+
+Value VectorNode::eval(Interp& interp, Frame& frame) const {
+  std::vector<Value> items;
+  items.reserve(items_.size());
+  for (const NodePtr& item : items_) items.push_back(item->eval(interp, frame));
+  return makeVector(std::move(items), span());
+}
+
+Value MapNode::eval(Interp& interp, Frame& frame) const {
+  std::vector<std::pair<Value, Value>> entries;
+  entries.reserve(items_.size() / 2);
+  for (size_t i = 0; i < items_.size(); i += 2) {
+    Value key = items_[i]->eval(interp, frame);
+    Value value = items_[i + 1]->eval(interp, frame);
+    bool replaced = false;
+    for (auto& entry : entries)
+      if (valuesEqual(entry.first, key)) {
+        entry.second = std::move(value);
+        replaced = true;
+        break;
+      }
+    if (!replaced) entries.emplace_back(std::move(key), std::move(value));
+  }
+  return makeMap(std::move(entries), span());
+}
+
+Value CallNode::eval(Interp& interp, Frame& frame) const {
+  const Value callee = callee_->eval(interp, frame);
+  const size_t n = operands_.size();
+  ValueBuffer<6> args(n);
+  for (size_t i = 0; i < n; ++i) args.push(i, operands_[i]->eval(interp, frame));
+  return interp.apply(callee, Args(args.data(), n), span());
+}
+
+Value BinaryCallNode::eval(Interp& interp, Frame& frame) const {
+  Value lhs = lhs_->eval(interp, frame);
+  Value rhs = rhs_->eval(interp, frame);
+  if (var_->value.object() != builtin_) {
+    // Redefined since analysis: an ordinary call of whatever the name holds now.
+    if (!var_->defined) throw Error(ErrorKind::Name, cat("unbound symbol '", var_->name, "'"), span());
+    const Value args[2] = {std::move(lhs), std::move(rhs)};
+    return interp.apply(var_->value, Args(args, 2), span());
+  }
+  try {
+    return fn_(lhs, rhs);
+  } catch (Error& e) {
+    e.setSpanIfUnknown(span());
+    throw;
+  }
+}
+
+} // namespace tsl

@@ -1,0 +1,280 @@
+// eval/Nodes.h — the executable form of core TSL: a tree of nodes with resolved names.
+//
+// The analyzer turns each core form into a node once; running a program is then a walk
+// over nodes, with no name lookups: locals live in numbered slots of the frame of the
+// function that binds them, captured variables in the closure, globals in their Var.
+// `recur` stores its values into the slots of its loop (or fn) and returns the Recur
+// marker, which the loop consumes; because recur is only allowed in tail position
+// (checked by the analyzer), every node between them simply returns it.
+#pragma once
+
+#include "eval/Namespace.h"
+#include "eval/Value.h"
+#include "parser/Syntax.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tsl {
+
+class Interp;
+
+/// The slots of one function invocation (or top-level form) and the closure running.
+struct Frame {
+  Value* slots;
+  const ClosureObj* closure; ///< nullptr at top level
+};
+
+class Node {
+public:
+  explicit Node(Span span) : span_(span) {}
+  virtual ~Node() = default;
+  virtual Value eval(Interp& interp, Frame& frame) const = 0;
+  const Span& span() const { return span_; }
+
+private:
+  Span span_;
+};
+using NodePtr = std::unique_ptr<Node>;
+
+/// A binding target: a slot, or a vector pattern destructuring a sequence.
+struct Pattern {
+  enum class Kind : uint8_t { Slot, Sequence };
+  Kind kind = Kind::Slot;
+  int slot = -1;                 ///< Slot: where the value goes
+  std::vector<Pattern> items;    ///< Sequence: element patterns
+  std::unique_ptr<Pattern> rest; ///< Sequence: `& rest`
+  int asSlot = -1;               ///< Sequence: `:as whole`
+  Span span;
+
+  /// Binds `value` into the frame's slots.
+  void bind(const Value& value, Value* slots) const;
+  /// Binds a value that is no longer needed elsewhere (a plain slot takes it over).
+  void bindMoved(Value&& value, Value* slots) const {
+    if (kind == Kind::Slot) slots[slot] = std::move(value);
+    else bind(value, slots);
+  }
+};
+
+/// Where a closure's captured value comes from when the closure is created: a slot of
+/// the creating frame, a capture of the creating closure, or that closure itself.
+struct CaptureSource {
+  enum class Kind : uint8_t { Slot, Capture, Self };
+  Kind kind;
+  int index;
+};
+
+/// A compiled function body, shared by every closure made from the same `fn` form.
+struct Lambda {
+  std::string name;
+  std::vector<Pattern> params; ///< fixed parameters
+  std::optional<Pattern> rest; ///< `& rest`
+  int frameSize = 0;
+  NodePtr body;
+  std::vector<CaptureSource> captureSources;
+  std::vector<std::string> captureNames; ///< name of each capture, for lowering to IR
+  SyntaxPtr source;                      ///< the core `fn` form, for lowering to IR
+  Namespace* ns = nullptr;               ///< where its global names resolve
+  Span span;
+
+  int minArgs() const { return static_cast<int>(params.size()); }
+  bool variadic() const { return rest.has_value(); }
+};
+
+// ---- Node kinds ----
+
+class ConstNode final : public Node {
+public:
+  ConstNode(Value value, Span span) : Node(span), value_(std::move(value)) {}
+  Value eval(Interp&, Frame&) const override { return value_; }
+  const Value& value() const { return value_; }
+
+private:
+  Value value_;
+};
+
+class LocalNode final : public Node {
+public:
+  LocalNode(int slot, Span span) : Node(span), slot_(slot) {}
+  Value eval(Interp&, Frame& frame) const override { return frame.slots[slot_]; }
+
+private:
+  int slot_;
+};
+
+class CaptureNode final : public Node {
+public:
+  CaptureNode(int index, Span span) : Node(span), index_(index) {}
+  Value eval(Interp&, Frame& frame) const override { return frame.closure->captures()[index_]; }
+
+private:
+  int index_;
+};
+
+/// The running closure itself (the name of a named `fn`).
+class SelfNode final : public Node {
+public:
+  explicit SelfNode(Span span) : Node(span) {}
+  Value eval(Interp&, Frame& frame) const override { return Value(frame.closure); }
+};
+
+class GlobalNode final : public Node {
+public:
+  GlobalNode(Var* var, Span span) : Node(span), var_(var) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+  Var* var() const { return var_; }
+
+private:
+  Var* var_;
+};
+
+class DefNode final : public Node {
+public:
+  DefNode(Var* var, NodePtr value, std::string doc, Span span)
+      : Node(span), var_(var), value_(std::move(value)), doc_(std::move(doc)) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+
+private:
+  Var* var_;
+  NodePtr value_;
+  std::string doc_;
+};
+
+class IfNode final : public Node {
+public:
+  IfNode(NodePtr cond, NodePtr then, NodePtr otherwise, Span span)
+      : Node(span), cond_(std::move(cond)), then_(std::move(then)), else_(std::move(otherwise)) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+
+private:
+  NodePtr cond_, then_, else_;
+};
+
+class DoNode final : public Node {
+public:
+  DoNode(std::vector<NodePtr> body, Span span) : Node(span), body_(std::move(body)) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+
+private:
+  std::vector<NodePtr> body_;
+};
+
+/// `and` / `or`: short-circuit, returning the deciding value.
+class LogicNode final : public Node {
+public:
+  LogicNode(bool isAnd, std::vector<NodePtr> operands, Span span)
+      : Node(span), isAnd_(isAnd), operands_(std::move(operands)) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+
+private:
+  bool isAnd_;
+  std::vector<NodePtr> operands_;
+};
+
+struct Binding {
+  Pattern pattern;
+  NodePtr init;
+};
+
+class LetNode final : public Node {
+public:
+  LetNode(std::vector<Binding> bindings, NodePtr body, int firstSlot, int endSlot, Span span)
+      : Node(span), bindings_(std::move(bindings)), body_(std::move(body)), firstSlot_(firstSlot),
+        endSlot_(endSlot) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+
+private:
+  std::vector<Binding> bindings_;
+  NodePtr body_;
+  int firstSlot_, endSlot_; ///< slots released when the body is done
+};
+
+class LoopNode final : public Node {
+public:
+  LoopNode(std::vector<Binding> bindings, NodePtr body, int firstSlot, int endSlot, Span span)
+      : Node(span), bindings_(std::move(bindings)), body_(std::move(body)), firstSlot_(firstSlot),
+        endSlot_(endSlot) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+  const std::vector<Binding>& bindings() const { return bindings_; }
+
+private:
+  std::vector<Binding> bindings_;
+  NodePtr body_;
+  int firstSlot_, endSlot_;
+};
+
+/// `recur`: evaluates its operands, then binds them to the target's patterns.
+class RecurNode final : public Node {
+public:
+  RecurNode(std::vector<NodePtr> operands, std::vector<const Pattern*> targets, Span span)
+      : Node(span), operands_(std::move(operands)), targets_(std::move(targets)) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+
+private:
+  std::vector<NodePtr> operands_;
+  std::vector<const Pattern*> targets_;
+};
+
+class FnNode final : public Node {
+public:
+  FnNode(std::shared_ptr<const Lambda> lambda, bool macro, Span span)
+      : Node(span), lambda_(std::move(lambda)), macro_(macro) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+  const std::shared_ptr<const Lambda>& lambda() const { return lambda_; }
+
+private:
+  std::shared_ptr<const Lambda> lambda_;
+  bool macro_;
+};
+
+/// A vector expression whose elements are evaluated ([x (f y)]).
+class VectorNode final : public Node {
+public:
+  VectorNode(std::vector<NodePtr> items, Span span) : Node(span), items_(std::move(items)) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+
+private:
+  std::vector<NodePtr> items_;
+};
+
+/// A map expression whose keys and values are evaluated.
+class MapNode final : public Node {
+public:
+  MapNode(std::vector<NodePtr> keysAndValues, Span span) : Node(span), items_(std::move(keysAndValues)) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+
+private:
+  std::vector<NodePtr> items_;
+};
+
+class CallNode final : public Node {
+public:
+  CallNode(NodePtr callee, std::vector<NodePtr> operands, Span span)
+      : Node(span), callee_(std::move(callee)), operands_(std::move(operands)) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+
+private:
+  NodePtr callee_;
+  std::vector<NodePtr> operands_;
+};
+
+/// (op a b) where op is a global bound, when analysed, to a builtin with a two-operand
+/// fast path (+, <, ...). Runs that path directly while the global still holds that
+/// builtin; if the program redefines it, behaves as an ordinary call.
+class BinaryCallNode final : public Node {
+public:
+  BinaryCallNode(Var* var, const Object* builtin, BuiltinObj::BinaryFn fn, NodePtr lhs, NodePtr rhs,
+                 Span span)
+      : Node(span), var_(var), builtin_(builtin), fn_(fn), lhs_(std::move(lhs)), rhs_(std::move(rhs)) {}
+  Value eval(Interp& interp, Frame& frame) const override;
+
+private:
+  Var* var_;
+  const Object* builtin_;
+  BuiltinObj::BinaryFn fn_;
+  NodePtr lhs_, rhs_;
+};
+
+} // namespace tsl

@@ -1,0 +1,73 @@
+// eval/Printer.cpp — printing values.
+#include "eval/Printer.h"
+
+#include "parser/Syntax.h"
+#include "runtime/Format.h"
+#include "tsl/StackGuard.h"
+
+namespace tsl {
+
+namespace {
+
+void print(const Value& value, bool readably, std::string& out) {
+  checkStack();
+  switch (value.kind()) {
+  case ValueKind::Nil: out += "nil"; break;
+  case ValueKind::Tensor: out += formatTensor(value.tensor()); break;
+  case ValueKind::String:
+    out += readably ? quoteString(value.string().text()) : value.string().text();
+    break;
+  case ValueKind::Keyword: out += ':' + value.keyword().name(); break;
+  case ValueKind::Symbol: out += value.symbol().name(); break;
+  case ValueKind::List: {
+    out += '(';
+    for (const ListObj* cell = value.list(); cell; cell = cell->next()) {
+      print(cell->first(), true, out);
+      if (cell->next()) out += ' ';
+    }
+    out += ')';
+    break;
+  }
+  case ValueKind::Vector: {
+    out += '[';
+    const auto items = value.vector().items();
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (i) out += ' ';
+      print(items[i], true, out);
+    }
+    out += ']';
+    break;
+  }
+  case ValueKind::Map: {
+    out += '{';
+    bool first = true;
+    for (const auto& [k, v] : value.map().entries()) {
+      if (!first) out += ", ";
+      first = false;
+      print(k, true, out);
+      out += ' ';
+      print(v, true, out);
+    }
+    out += '}';
+    break;
+  }
+  case ValueKind::Function: {
+    const FunctionObj& f = value.function();
+    out += f.isMacro() ? "#<macro " : "#<fn ";
+    out += f.name().empty() ? "anonymous" : f.name();
+    out += '>';
+    break;
+  }
+  case ValueKind::Recur: out += "#<recur>"; break;
+  }
+}
+
+} // namespace
+
+std::string printValue(const Value& value, bool readably) {
+  std::string out;
+  print(value, readably, out);
+  return out;
+}
+
+} // namespace tsl

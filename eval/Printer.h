@@ -1,0 +1,14 @@
+// eval/Printer.h — values as text (LANGUAGE.md §3, "Printing").
+#pragma once
+
+#include "eval/Value.h"
+
+#include <string>
+
+namespace tsl {
+
+/// Prints a value. `readably` quotes strings (the REPL, `str` of a collection); without
+/// it strings print raw (println). Maps keep insertion order: {:a 1, :b 2}.
+std::string printValue(const Value& value, bool readably);
+
+} // namespace tsl

@@ -1,0 +1,75 @@
+// tsl/tsl.h — embedding TSL in a C++ program.
+//
+//   tsl::Engine engine;
+//   engine.evalFile("model.tsl");
+//   tsl::Value y = engine.call("predict", {params, x});
+//
+// Engines are independent (no global state is shared between them) and each is used from
+// one thread at a time. Every failure reaches the host as a tsl::Error with its kind,
+// message and span — never as a crash.
+#pragma once
+
+#include "eval/Value.h"
+#include "tsl/Error.h"
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tsl {
+
+class Interp;
+struct EngineOptions;
+
+class Engine {
+public:
+  /// maxDepth: nested calls allowed before `stack depth exceeded`; out: where print goes
+  /// (nullptr: standard output).
+  explicit Engine(int maxDepth = 10000, std::ostream* out = nullptr);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Runs every form of `source` in the user namespace; returns the last value.
+  Value eval(std::string_view source, std::string_view fileName = "<string>");
+  /// Runs a file.
+  Value evalFile(const std::string& path);
+  /// Reads and expands `source` and reports every error found, without running it.
+  std::vector<Error> check(std::string_view source, std::string_view fileName);
+
+  /// Calls the global function `name` (or any callable value).
+  Value call(std::string_view name, std::vector<Value> args);
+  Value call(const Value& function, std::vector<Value> args);
+
+  /// Defines a global in the user namespace.
+  void define(std::string_view name, Value value);
+  /// Defines a global function implemented in C++. `maxArgs` < 0: variadic.
+  void defineNative(std::string_view name, std::function<Value(Args)> fn, int minArgs = 0,
+                    int maxArgs = -1);
+  /// Binds *args* to the given strings.
+  void setArgs(const std::vector<std::string>& args);
+
+  /// `file:line:col: kind error: message`, the source line and a caret.
+  std::string describe(const Error& error) const;
+  /// How the REPL shows a value (strings quoted).
+  std::string print(const Value& value) const;
+  /// Defined global names starting with `prefix` (for completion).
+  std::vector<std::string> completions(std::string_view prefix) const;
+  /// Stops the running evaluation with `runtime error: interrupted`. Async-signal-safe.
+  void interrupt() noexcept;
+
+  Interp& internals() { return *impl_; }
+
+private:
+  std::unique_ptr<Interp> impl_;
+};
+
+/// Runs `body` on a new thread whose stack holds `bytes` (1 GiB by default, reserved
+/// not committed) and returns its result: hosts call the engine through this when deep
+/// recursion should meet the call-depth limit rather than a small native stack.
+int runOnLargeStack(const std::function<int()>& body, size_t bytes = size_t(1) << 30);
+
+} // namespace tsl

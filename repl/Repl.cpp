@@ -1,0 +1,146 @@
+// repl/Repl.cpp — read, evaluate, print, survive.
+//
+// Input is collected line by line until the forms balance (a continuation prompt shows
+// more is expected). Each form's value is printed; an error is printed with its source
+// line and caret and the session goes on. Ctrl-C abandons unfinished input, or stops the
+// running evaluation with `runtime error: interrupted`.
+#include "repl/Repl.h"
+
+#include "eval/Interp.h"
+#include "parser/Reader.h"
+#include "repl/LineEditor.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace tsl {
+
+namespace {
+
+Engine* activeEngine = nullptr;
+
+extern "C" void onInterrupt(int) {
+  // While typing, the line editor takes it; while evaluating, the engine stops.
+  if (!LineEditor::takeInterrupt() && activeEngine) activeEngine->interrupt();
+}
+
+const char* kHelp = R"(TSL REPL commands:
+  :help          this text
+  :quit          leave (Ctrl-D does too)
+  :load FILE     run a file in this session
+Enter any TSL form to evaluate it; unfinished forms continue on the next line.
+Ctrl-C abandons the current input or stops a running evaluation.
+)";
+
+std::string historyPath() {
+  const char* home = std::getenv("HOME");
+  return home ? std::string(home) + "/.tsl_history" : std::string();
+}
+
+/// Evaluates `text` form by form, printing each value. Returns false to end the session.
+bool evaluate(Engine& engine, const std::string& text, int& exitCode) {
+  Interp& interp = engine.internals();
+  try {
+    const uint32_t firstLine = interp.sources().append("<repl>", text);
+    const std::vector<SyntaxPtr> forms = readAll(text, "<repl>", firstLine);
+    for (const SyntaxPtr& form : forms) {
+      interp.clearInterrupt();
+      const Value value = interp.evalForm(form, interp.user());
+      std::cout << engine.print(value) << std::endl;
+    }
+  } catch (const Error& e) {
+    std::cout << std::flush;
+    std::cerr << engine.describe(e) << std::flush;
+  } catch (const ExitRequest& request) {
+    exitCode = request.code;
+    return false;
+  }
+  return true;
+}
+
+/// Handles a `:command` line. Returns false to end the session.
+bool command(Engine& engine, const std::string& line, int& exitCode, bool& handled) {
+  std::istringstream words(line);
+  std::string name, argument;
+  words >> name;
+  std::getline(words >> std::ws, argument);
+  handled = true;
+  if (name == ":quit" || name == ":q") return false;
+  if (name == ":help" || name == ":h") {
+    std::cout << kHelp;
+    return true;
+  }
+  if (name == ":load") {
+    if (argument.empty()) {
+      std::cerr << "usage: :load FILE\n";
+      return true;
+    }
+    try {
+      engine.evalFile(argument);
+      std::cout << "loaded " << argument << std::endl;
+    } catch (const Error& e) {
+      std::cerr << engine.describe(e);
+    } catch (const ExitRequest& request) {
+      exitCode = request.code;
+      return false;
+    }
+    return true;
+  }
+  handled = false; // a keyword to evaluate, such as :a
+  return true;
+}
+
+} // namespace
+
+int runRepl(Engine& engine) {
+  activeEngine = &engine;
+  struct sigaction action {};
+  action.sa_handler = onInterrupt;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = 0; // no SA_RESTART: a blocked wait must see EINTR
+  sigaction(SIGINT, &action, nullptr);
+
+  LineEditor editor(historyPath(), [&engine](const std::string& prefix) {
+    return engine.completions(prefix);
+  });
+  if (editor.interactive())
+    std::cout << "TSL " << TSL_VERSION << " — :help for help, :quit or Ctrl-D to leave" << std::endl;
+
+  int exitCode = 0;
+  std::string pending;
+  for (;;) {
+    std::string line;
+    const LineEditor::Status status = editor.read(pending.empty() ? "tsl> " : "...> ", line);
+    if (status == LineEditor::Status::EndOfInput) {
+      if (editor.interactive()) std::cout << std::endl;
+      break;
+    }
+    if (status == LineEditor::Status::Interrupted) {
+      pending.clear();
+      continue;
+    }
+    if (pending.empty() && line.starts_with(":")) {
+      bool handled = false;
+      if (!command(engine, line, exitCode, handled)) break;
+      if (handled) {
+        editor.remember(line);
+        continue;
+      }
+    }
+    pending += line;
+    pending += '\n';
+    if (isIncomplete(pending)) continue;
+    editor.remember(pending.substr(0, pending.size() - 1));
+    const std::string text = std::move(pending);
+    pending.clear();
+    if (text.find_first_not_of(" \t\n") == std::string::npos) continue;
+    if (!evaluate(engine, text, exitCode)) break;
+  }
+  activeEngine = nullptr;
+  return exitCode;
+}
+
+} // namespace tsl

@@ -1,0 +1,303 @@
+// runtime/Elementwise.cpp — type rules, broadcasting and kernels of elementwise operations.
+//
+// Every operation runs in three steps: the type rule picks the storage dtype S of the
+// operands and the result dtype R; operands of another dtype are converted to S; then one
+// loop template, instantiated per S, applies the operation's functor. Half types compute
+// in float and round once on store.
+#include "runtime/Elementwise.h"
+
+#include "runtime/ElementwiseFunctors.h"
+#include "runtime/Loops.h"
+
+#include <optional>
+
+namespace tsl {
+
+namespace {
+
+const char* const kBinaryNames[] = {
+#define TSL_NAME(name, text) text,
+    TSL_BINARY_OPS(TSL_NAME)
+#undef TSL_NAME
+};
+const char* const kUnaryNames[] = {
+#define TSL_NAME(name, text) text,
+    TSL_UNARY_OPS(TSL_NAME)
+#undef TSL_NAME
+};
+
+bool isPredicate(BinaryOp op) { return op >= BinaryOp::Less; }
+
+bool isFloatFunction(UnaryOp op) {
+  switch (op) {
+  case UnaryOp::Exp:
+  case UnaryOp::Log:
+  case UnaryOp::Log1p:
+  case UnaryOp::Sqrt:
+  case UnaryOp::Rsqrt:
+  case UnaryOp::Sin:
+  case UnaryOp::Cos:
+  case UnaryOp::Tanh:
+  case UnaryOp::Sigmoid:
+  case UnaryOp::Gelu:
+  case UnaryOp::GeluTanh: return true;
+  default: return false;
+  }
+}
+
+/// The dtype operands are converted to before the loop runs.
+TypeKey operandType(BinaryOp op, TypeKey a, TypeKey b) {
+  const TypeKey promoted = promoteTypes(a, b);
+  if (isPredicate(op)) return promoted;
+  return resultType(op, a, b);
+}
+
+TypeKey operandType(UnaryOp op, TypeKey a) {
+  if (op == UnaryOp::LogicalNot) return a;
+  return resultType(op, a);
+}
+
+/// Compute type for elements stored as S: half types compute in float.
+template <typename S>
+using ComputeOf = std::conditional_t<std::is_same_v<S, f16> || std::is_same_v<S, bf16>, float, S>;
+
+/// Calls fn(functor) for the functor of `op`.
+template <typename Fn>
+decltype(auto) withFunctor(BinaryOp op, Fn&& fn) {
+  switch (op) {
+#define TSL_CASE(name, text)                                                                       \
+  case BinaryOp::name: return fn(detail::name##Fn{});
+    TSL_BINARY_OPS(TSL_CASE)
+#undef TSL_CASE
+  }
+  fail(ErrorKind::Internal, "bad binary op");
+}
+
+template <typename Fn>
+decltype(auto) withFunctor(UnaryOp op, Fn&& fn) {
+  switch (op) {
+#define TSL_CASE(name, text)                                                                       \
+  case UnaryOp::name: return fn(detail::name##Fn{});
+    TSL_UNARY_OPS(TSL_CASE)
+#undef TSL_CASE
+  }
+  fail(ErrorKind::Internal, "bad unary op");
+}
+
+/// Whether a functor may be instantiated for compute type C (keeps float-only
+/// arithmetic away from integers and arithmetic away from bool).
+template <typename F, typename C>
+constexpr bool applies() {
+  using namespace detail;
+  constexpr bool predicate =
+      std::is_same_v<F, LessFn> || std::is_same_v<F, LessEqualFn> ||
+      std::is_same_v<F, GreaterFn> || std::is_same_v<F, GreaterEqualFn> ||
+      std::is_same_v<F, EqualFn> || std::is_same_v<F, NotEqualFn> ||
+      std::is_same_v<F, LogicalAndFn> || std::is_same_v<F, LogicalOrFn> ||
+      std::is_same_v<F, LogicalNotFn>;
+  if constexpr (predicate) return true;
+  if constexpr (std::is_same_v<C, bool>) return false;
+  constexpr bool floatOnly =
+      std::is_same_v<F, DivFn> || std::is_same_v<F, ExpFn> || std::is_same_v<F, LogFn> ||
+      std::is_same_v<F, Log1pFn> || std::is_same_v<F, SqrtFn> || std::is_same_v<F, RsqrtFn> ||
+      std::is_same_v<F, SinFn> || std::is_same_v<F, CosFn> || std::is_same_v<F, TanhFn> ||
+      std::is_same_v<F, SigmoidFn> || std::is_same_v<F, GeluFn> || std::is_same_v<F, GeluTanhFn>;
+  if constexpr (floatOnly) return std::is_floating_point_v<C>;
+  return true;
+}
+
+/// The element type a functor stores: bool for predicates, else the operand type S.
+template <typename F, typename S>
+using ResultOf = std::conditional_t<
+    std::is_same_v<decltype(std::declval<F>()(std::declval<ComputeOf<S>>())), bool> ||
+        std::is_same_v<S, bool>,
+    bool, S>;
+
+template <typename F, typename S>
+using BinaryResultOf = std::conditional_t<
+    std::is_same_v<decltype(std::declval<F>()(std::declval<ComputeOf<S>>(),
+                                              std::declval<ComputeOf<S>>())),
+                   bool>,
+    bool, S>;
+
+template <typename T>
+T loadScalar(const Tensor& t) {
+  const T value = loadElement<T>(t.data());
+  return value;
+}
+
+/// A rank-0 result of dtype `type`, weak when the type says so.
+template <typename V>
+Tensor makeScalar(TypeKey type, V value) {
+  if (type.weak) {
+    if constexpr (std::is_floating_point_v<V>) return Tensor::weakFloat(static_cast<double>(value));
+    else return Tensor::weakInt(static_cast<int64_t>(value));
+  }
+  return dispatchDType(type.dtype, [&](auto tag) {
+    using R = decltype(tag);
+    const R converted = convertElement<R>(value);
+    return Tensor::scalarFromBytes(type.dtype, &converted);
+  });
+}
+
+/// Converts an operand to storage dtype `dtype` (scalars inline, tensors by a copy).
+Tensor toOperand(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  return t.isScalar() ? t.castScalar(dtype) : astype(t, dtype);
+}
+
+/// Two scalars of one dtype (i64, f32 or f64, the types of loops and literals): computed
+/// without promotion or conversion. Returns false when the general path is needed.
+template <typename T>
+std::optional<Tensor> sameTypeScalar(BinaryOp op, const Tensor& a, const Tensor& b) {
+  if (op == BinaryOp::Div && !std::is_floating_point_v<T>) return std::nullopt;
+  const T x = a.scalarValue<T>(), y = b.scalarValue<T>();
+  const bool weak = a.weak() && b.weak();
+  return withFunctor(op, [&](auto fn) -> std::optional<Tensor> {
+    if constexpr (applies<decltype(fn), T>()) {
+      const auto r = fn(x, y);
+      if constexpr (std::is_same_v<decltype(r), const bool>) return Tensor::scalarOf(r, DType::Bool);
+      else return Tensor::scalarOf<T>(r, a.dtype(), weak);
+    } else {
+      return std::nullopt;
+    }
+  });
+}
+
+} // namespace
+
+const char* opName(BinaryOp op) { return kBinaryNames[static_cast<int>(op)]; }
+const char* opName(UnaryOp op) { return kUnaryNames[static_cast<int>(op)]; }
+
+TypeKey resultType(BinaryOp op, TypeKey a, TypeKey b) {
+  if (isPredicate(op)) return {DType::Bool, false};
+  const TypeKey promoted = promoteTypes(a, b);
+  if (op == BinaryOp::Div) return floatResultType(promoted);
+  if (isBool(promoted.dtype)) return {DType::I64, false};
+  return promoted;
+}
+
+TypeKey resultType(UnaryOp op, TypeKey a) {
+  if (op == UnaryOp::LogicalNot) return {DType::Bool, false};
+  if (isFloatFunction(op)) return floatResultType(a);
+  if (isBool(a.dtype)) return {DType::I64, false};
+  return a;
+}
+
+Shape broadcastShapes(const Shape& a, const Shape& b, const char* opName) {
+  const int rank = std::max(a.rank(), b.rank());
+  std::array<int64_t, Shape::kMaxRank> dims{};
+  for (int i = 0; i < rank; ++i) {
+    const int ia = a.rank() - rank + i, ib = b.rank() - rank + i;
+    const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da != db && da != 1 && db != 1)
+      fail(ErrorKind::Shape, opName, " cannot broadcast shapes ", a.str(), " and ", b.str(),
+           " (", da, " vs ", db, " at axis ", i - rank, ")");
+    dims[i] = da == 1 ? db : da;
+  }
+  return Shape(std::span<const int64_t>(dims.data(), rank));
+}
+
+Tensor applyBinary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  if (a.isScalar() && b.isScalar() && a.dtype() == b.dtype()) {
+    std::optional<Tensor> out;
+    switch (a.dtype()) {
+    case DType::I64: out = sameTypeScalar<int64_t>(op, a, b); break;
+    case DType::F32: out = sameTypeScalar<float>(op, a, b); break;
+    case DType::F64: out = sameTypeScalar<double>(op, a, b); break;
+    default: break;
+    }
+    if (out) return std::move(*out);
+  }
+  const TypeKey result = resultType(op, a.typeKey(), b.typeKey());
+  const TypeKey operand = operandType(op, a.typeKey(), b.typeKey());
+  const DType storage = operand.dtype;
+
+  if (a.isScalar() && b.isScalar()) {
+    const Tensor x = toOperand(a, storage), y = toOperand(b, storage);
+    return dispatchDType(storage, [&](auto tag) -> Tensor {
+      using S = decltype(tag);
+      using C = ComputeOf<S>;
+      return withFunctor(op, [&](auto fn) -> Tensor {
+        if constexpr (applies<decltype(fn), C>()) {
+          const C lhs = static_cast<C>(loadScalar<S>(x)), rhs = static_cast<C>(loadScalar<S>(y));
+          return makeScalar(result, fn(lhs, rhs));
+        } else {
+          fail(ErrorKind::Internal, opName(op), " has no kernel for ", dtypeName(storage));
+        }
+      });
+    });
+  }
+
+  const Shape shape = broadcastShapes(a.shape(), b.shape(), opName(op));
+  const Tensor x = toOperand(a, storage), y = toOperand(b, storage);
+  Tensor out = Tensor::empty(result.dtype, shape);
+  dispatchDType(storage, [&](auto tag) {
+    using S = decltype(tag);
+    using C = ComputeOf<S>;
+    withFunctor(op, [&](auto fn) {
+      if constexpr (applies<decltype(fn), C>()) {
+        using R = BinaryResultOf<decltype(fn), S>;
+        TSL_ASSERT(dtypeOf<R>() == result.dtype);
+        detail::binaryLoop<S, R>(x, y, out, [fn](S lhs, S rhs) {
+          return convertElement<R>(fn(static_cast<C>(lhs), static_cast<C>(rhs)));
+        });
+      } else {
+        fail(ErrorKind::Internal, opName(op), " has no kernel for ", dtypeName(storage));
+      }
+    });
+  });
+  return out;
+}
+
+Tensor applyUnary(UnaryOp op, const Tensor& a) {
+  const TypeKey result = resultType(op, a.typeKey());
+  const DType storage = operandType(op, a.typeKey()).dtype;
+  const Tensor x = toOperand(a, storage);
+  if (x.isScalar()) {
+    return dispatchDType(storage, [&](auto tag) -> Tensor {
+      using S = decltype(tag);
+      using C = ComputeOf<S>;
+      return withFunctor(op, [&](auto fn) -> Tensor {
+        if constexpr (applies<decltype(fn), C>()) {
+          return makeScalar(result, fn(static_cast<C>(loadScalar<S>(x))));
+        } else {
+          fail(ErrorKind::Internal, opName(op), " has no kernel for ", dtypeName(storage));
+        }
+      });
+    });
+  }
+  Tensor out = Tensor::empty(result.dtype, x.shape());
+  dispatchDType(storage, [&](auto tag) {
+    using S = decltype(tag);
+    using C = ComputeOf<S>;
+    withFunctor(op, [&](auto fn) {
+      if constexpr (applies<decltype(fn), C>()) {
+        using R = ResultOf<decltype(fn), S>;
+        TSL_ASSERT(dtypeOf<R>() == result.dtype);
+        detail::unaryLoop<S, R>(x, out, [fn](S value) {
+          return convertElement<R>(fn(static_cast<C>(value)));
+        });
+      } else {
+        fail(ErrorKind::Internal, opName(op), " has no kernel for ", dtypeName(storage));
+      }
+    });
+  });
+  return out;
+}
+
+Tensor astype(const Tensor& x, DType dtype) {
+  if (x.isScalar()) return x.castScalar(dtype);
+  if (x.dtype() == dtype) return x;
+  Tensor out = Tensor::empty(dtype, x.shape());
+  dispatchDType(x.dtype(), [&](auto fromTag) {
+    using From = decltype(fromTag);
+    dispatchDType(dtype, [&](auto toTag) {
+      using To = decltype(toTag);
+      detail::unaryLoop<From, To>(x, out, [](From v) { return convertElement<To>(v); });
+    });
+  });
+  return out;
+}
+
+} // namespace tsl

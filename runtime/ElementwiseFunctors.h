@@ -1,0 +1,218 @@
+// runtime/ElementwiseFunctors.h — the arithmetic of every elementwise operation, once.
+//
+// Each functor maps elements of the compute type T to a result. Integer arithmetic wraps
+// (two's complement, as NumPy) and never divides by zero: floordiv and mod by 0 give 0,
+// the minimum integer divided by -1 wraps. Float floordiv and mod follow NumPy's divmod.
+// Internal to runtime/: include only from kernel sources.
+#pragma once
+
+#include "runtime/Dispatch.h"
+
+#include <cmath>
+#include <type_traits>
+
+namespace tsl::detail {
+
+/// Wrapping integer arithmetic (signed overflow is undefined in C++, not in TSL).
+template <typename T>
+inline T wrapAdd(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <typename T>
+inline T wrapSub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <typename T>
+inline T wrapMul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+
+/// NumPy's float divmod: the quotient rounded toward -inf and a remainder with b's sign.
+template <typename T>
+inline void floatDivmod(T a, T b, T& quotient, T& remainder) {
+  T mod = std::fmod(a, b);
+  if (b == T(0)) {
+    quotient = a / b;
+    remainder = mod;
+    return;
+  }
+  T div = (a - mod) / b;
+  if (mod != T(0)) {
+    if ((b < T(0)) != (mod < T(0))) {
+      mod += b;
+      div -= T(1);
+    }
+  } else {
+    mod = std::copysign(T(0), b);
+  }
+  T floordiv;
+  if (div != T(0)) {
+    floordiv = std::floor(div);
+    if (div - floordiv > T(0.5)) floordiv += T(1);
+  } else {
+    floordiv = std::copysign(T(0), a / b);
+  }
+  quotient = floordiv;
+  remainder = mod;
+}
+
+// ---- Binary ----
+
+struct AddFn {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return wrapAdd(a, b);
+    else return a + b;
+  }
+};
+struct SubFn {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return wrapSub(a, b);
+    else return a - b;
+  }
+};
+struct MulFn {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return wrapMul(a, b);
+    else return a * b;
+  }
+};
+struct DivFn {
+  template <typename T> T operator()(T a, T b) const { return a / b; } // floats only
+};
+struct FloorDivFn {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0) return 0;
+      if (b == -1) return wrapSub(T(0), a);
+      T q = a / b;
+      if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+      return q;
+    } else {
+      T q, r;
+      floatDivmod(a, b, q, r);
+      return q;
+    }
+  }
+};
+struct ModFn {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      if (b == 0 || b == -1) return 0;
+      T r = a % b;
+      if (r != 0 && ((r < 0) != (b < 0))) r += b;
+      return r;
+    } else {
+      T q, r;
+      floatDivmod(a, b, q, r);
+      return r;
+    }
+  }
+};
+struct PowFn {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) {
+      // Integer power by squaring; a negative exponent gives the truncated reciprocal
+      // (1 for a = 1, ±1 for a = -1, 0 otherwise) instead of an error mid-kernel.
+      if (b < 0) return a == 1 ? 1 : a == -1 ? ((b & 1) ? -1 : 1) : 0;
+      T result = 1, base = a;
+      while (b > 0) {
+        if (b & 1) result = wrapMul(result, base);
+        base = wrapMul(base, base);
+        b >>= 1;
+      }
+      return result;
+    } else {
+      return std::pow(a, b);
+    }
+  }
+};
+struct MaximumFn {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (!std::is_integral_v<T>)
+      if (a != a || b != b) return a + b; // NaN propagates
+    return a > b ? a : b;
+  }
+};
+struct MinimumFn {
+  template <typename T> T operator()(T a, T b) const {
+    if constexpr (!std::is_integral_v<T>)
+      if (a != a || b != b) return a + b;
+    return a < b ? a : b;
+  }
+};
+struct LessFn { template <typename T> bool operator()(T a, T b) const { return a < b; } };
+struct LessEqualFn { template <typename T> bool operator()(T a, T b) const { return a <= b; } };
+struct GreaterFn { template <typename T> bool operator()(T a, T b) const { return a > b; } };
+struct GreaterEqualFn { template <typename T> bool operator()(T a, T b) const { return a >= b; } };
+struct EqualFn { template <typename T> bool operator()(T a, T b) const { return a == b; } };
+struct NotEqualFn { template <typename T> bool operator()(T a, T b) const { return a != b; } };
+struct LogicalAndFn {
+  template <typename T> bool operator()(T a, T b) const { return a != T(0) && b != T(0); }
+};
+struct LogicalOrFn {
+  template <typename T> bool operator()(T a, T b) const { return a != T(0) || b != T(0); }
+};
+
+// ---- Unary ----
+
+struct NegFn {
+  template <typename T> T operator()(T a) const {
+    if constexpr (std::is_integral_v<T>) return wrapSub(T(0), a);
+    else return -a;
+  }
+};
+struct AbsFn {
+  template <typename T> T operator()(T a) const {
+    if constexpr (std::is_integral_v<T>) return a < 0 ? wrapSub(T(0), a) : a;
+    else return std::abs(a);
+  }
+};
+struct SignFn {
+  template <typename T> T operator()(T a) const {
+    if constexpr (!std::is_integral_v<T>)
+      if (a != a) return a;
+    return a > T(0) ? T(1) : a < T(0) ? T(-1) : T(0);
+  }
+};
+struct ExpFn { template <typename T> T operator()(T a) const { return std::exp(a); } };
+struct LogFn { template <typename T> T operator()(T a) const { return std::log(a); } };
+struct Log1pFn { template <typename T> T operator()(T a) const { return std::log1p(a); } };
+struct SqrtFn { template <typename T> T operator()(T a) const { return std::sqrt(a); } };
+struct RsqrtFn { template <typename T> T operator()(T a) const { return T(1) / std::sqrt(a); } };
+struct SquareFn {
+  template <typename T> T operator()(T a) const {
+    if constexpr (std::is_integral_v<T>) return wrapMul(a, a);
+    else return a * a;
+  }
+};
+struct SinFn { template <typename T> T operator()(T a) const { return std::sin(a); } };
+struct CosFn { template <typename T> T operator()(T a) const { return std::cos(a); } };
+struct TanhFn { template <typename T> T operator()(T a) const { return std::tanh(a); } };
+struct SigmoidFn {
+  template <typename T> T operator()(T a) const {
+    // Stable on both tails: never exp of a large positive number.
+    if (a >= T(0)) return T(1) / (T(1) + std::exp(-a));
+    const T e = std::exp(a);
+    return e / (T(1) + e);
+  }
+};
+struct ReluFn {
+  template <typename T> T operator()(T a) const { return a > T(0) ? a : T(0); }
+};
+struct GeluFn {
+  template <typename T> T operator()(T a) const {
+    return T(0.5) * a * (T(1) + std::erf(a * T(0.70710678118654752440)));
+  }
+};
+struct GeluTanhFn {
+  template <typename T> T operator()(T a) const {
+    const T c = T(0.79788456080286535588); // sqrt(2/pi)
+    return T(0.5) * a * (T(1) + std::tanh(c * (a + T(0.044715) * a * a * a)));
+  }
+};
+struct LogicalNotFn { template <typename T> bool operator()(T a) const { return a == T(0); } };
+
+} // namespace tsl::detail

@@ -1,0 +1,234 @@
+// runtime/Tensor.cpp — storage allocation, tensor construction and scalar access.
+#include "runtime/Tensor.h"
+
+#include "runtime/Dispatch.h"
+
+#include <cstdlib>
+#include <new>
+#include <sys/mman.h>
+
+namespace tsl {
+
+namespace {
+
+constexpr size_t kAlignment = 64;
+/// Buffers this large go on their own mapping with transparent huge pages requested.
+constexpr size_t kHugePageThreshold = size_t(2) << 20;
+constexpr size_t kHugePage = size_t(2) << 20;
+
+} // namespace
+
+// ---- Storage ----
+
+Ref<Storage> Storage::allocate(size_t bytes, bool zeroed) {
+  Ref<Storage> storage(new Storage());
+  storage->bytes_ = bytes;
+  if (bytes >= kHugePageThreshold) {
+    // A private anonymous mapping is zero-filled by the kernel: no memset needed.
+    const size_t mapped = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) fail(ErrorKind::Runtime, "out of memory allocating ", bytes, " bytes");
+    madvise(p, mapped, MADV_HUGEPAGE);
+    storage->data_ = static_cast<char*>(p);
+    storage->origin_ = Origin::Mapped;
+    return storage;
+  }
+  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  void* p = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+  if (!p) fail(ErrorKind::Runtime, "out of memory allocating ", bytes, " bytes");
+  if (zeroed) std::memset(p, 0, rounded);
+  storage->data_ = static_cast<char*>(p);
+  return storage;
+}
+
+Ref<Storage> Storage::wrap(void* data, size_t bytes, std::function<void(void*)> release) {
+  Ref<Storage> storage(new Storage());
+  storage->data_ = static_cast<char*>(data);
+  storage->bytes_ = bytes;
+  storage->origin_ = Origin::External;
+  storage->release_ = std::move(release);
+  return storage;
+}
+
+Storage::~Storage() {
+  switch (origin_) {
+  case Origin::Heap: std::free(data_); break;
+  case Origin::Mapped:
+    munmap(data_, (bytes_ + kHugePage - 1) / kHugePage * kHugePage);
+    break;
+  case Origin::External:
+    if (release_) release_(data_);
+    break;
+  }
+}
+
+// ---- Construction ----
+
+std::array<int64_t, Shape::kMaxRank> contiguousStrides(const Shape& shape) {
+  std::array<int64_t, Shape::kMaxRank> strides{};
+  int64_t stride = 1;
+  for (int i = shape.rank() - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= shape[i] == 0 ? 1 : shape[i];
+  }
+  return strides;
+}
+
+Tensor Tensor::ofInt(int64_t value, DType dtype) {
+  Tensor t;
+  t.dtype_ = dtype;
+  dispatchDType(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T converted = convertElement<T>(value);
+    storeElement(&t.bits_, converted);
+  });
+  return t;
+}
+
+Tensor Tensor::ofFloat(double value, DType dtype) {
+  Tensor t;
+  t.dtype_ = dtype;
+  dispatchDType(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T converted = convertElement<T>(value);
+    storeElement(&t.bits_, converted);
+  });
+  return t;
+}
+
+Tensor Tensor::weakInt(int64_t value) {
+  Tensor t = ofInt(value, DType::I64);
+  t.flags_ = kWeak;
+  return t;
+}
+
+Tensor Tensor::weakFloat(double value) {
+  Tensor t = ofFloat(value, DType::F64);
+  t.flags_ = kWeak;
+  return t;
+}
+
+Tensor Tensor::scalarFromBytes(DType dtype, const void* element) {
+  Tensor t;
+  t.dtype_ = dtype;
+  std::memcpy(&t.bits_, element, dtypeSize(dtype));
+  return t;
+}
+
+Tensor Tensor::fromImpl(DType dtype, TensorImpl* impl) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.flags_ = kRanked;
+  t.impl_ = impl;
+  impl->retain();
+  return t;
+}
+
+Tensor Tensor::empty(DType dtype, const Shape& shape, bool zeroed) {
+  if (shape.rank() == 0) {
+    Tensor t;
+    t.dtype_ = dtype;
+    return t;
+  }
+  const int64_t n = shape.numel(); // checks the size limit first
+  auto* impl = new TensorImpl();
+  impl->shape = shape;
+  impl->strides = contiguousStrides(shape);
+  try {
+    impl->storage = Storage::allocate(static_cast<size_t>(n) * dtypeSize(dtype), zeroed);
+  } catch (...) {
+    delete impl;
+    throw;
+  }
+  return fromImpl(dtype, impl);
+}
+
+Tensor Tensor::view(DType dtype, const Shape& shape, std::span<const int64_t> strides,
+                    int64_t offset, Ref<Storage> storage) {
+  TSL_ASSERT(static_cast<int>(strides.size()) >= shape.rank());
+  if (shape.rank() == 0)
+    return scalarFromBytes(dtype, storage->data() + offset * static_cast<int64_t>(dtypeSize(dtype)));
+  auto* impl = new TensorImpl();
+  impl->shape = shape;
+  for (int i = 0; i < shape.rank(); ++i) impl->strides[i] = strides[i];
+  impl->offset = offset;
+  impl->storage = std::move(storage);
+  return fromImpl(dtype, impl);
+}
+
+Tensor Tensor::wrap(void* data, DType dtype, const Shape& shape, std::function<void(void*)> release) {
+  const int64_t n = shape.numel();
+  auto storage = Storage::wrap(data, static_cast<size_t>(n) * dtypeSize(dtype), std::move(release));
+  const auto strides = contiguousStrides(shape);
+  return view(dtype, shape, std::span<const int64_t>(strides.data(), shape.rank()), 0,
+              std::move(storage));
+}
+
+const Shape& Tensor::shape() const {
+  static const Shape scalarShape;
+  return ranked() ? impl_->shape : scalarShape;
+}
+
+bool Tensor::isContiguous() const {
+  if (!ranked()) return true;
+  int64_t expected = 1;
+  for (int i = impl_->shape.rank() - 1; i >= 0; --i) {
+    const int64_t dim = impl_->shape[i];
+    if (dim == 1) continue;
+    if (impl_->strides[i] != expected) return false;
+    expected *= dim;
+  }
+  return true;
+}
+
+bool Tensor::sharesStorageWith(const Tensor& other) const {
+  return ranked() && other.ranked() && impl_->storage == other.impl_->storage;
+}
+
+// ---- Scalar access ----
+
+double Tensor::toDouble() const {
+  TSL_ASSERT(!ranked(), "toDouble of a tensor of rank ", rank());
+  return dispatchDType(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    const T value = loadElement<T>(&bits_);
+    return tsl::toDouble(value);
+  });
+}
+
+int64_t Tensor::toInt() const {
+  TSL_ASSERT(!ranked(), "toInt of a tensor of rank ", rank());
+  return dispatchDType(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    const T value = loadElement<T>(&bits_);
+    return convertElement<int64_t>(value);
+  });
+}
+
+bool Tensor::isNonZero() const {
+  return dispatchDType(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    const T value = loadElement<T>(&bits_);
+    return convertElement<bool>(value);
+  });
+}
+
+Tensor Tensor::castScalar(DType dtype) const {
+  TSL_ASSERT(!ranked());
+  return dispatchDType(dtype_, [&](auto fromTag) {
+    using From = decltype(fromTag);
+    const From value = loadElement<From>(&bits_);
+    return dispatchDType(dtype, [&](auto toTag) {
+      using To = decltype(toTag);
+      const To converted = convertElement<To>(value);
+      return scalarFromBytes(dtype, &converted);
+    });
+  });
+}
+
+Tensor Tensor::strengthened() const {
+  if (!weak()) return *this;
+  return castScalar(concreteDType(typeKey()));
+}
+
+} // namespace tsl

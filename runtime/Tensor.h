@@ -1,0 +1,178 @@
+// runtime/Tensor.h — the one value type for numbers: a dtype, a shape and storage.
+//
+// A Tensor is 16 bytes. A rank-0 tensor (every number in a TSL program) keeps its value
+// inline and never touches the heap. A tensor of rank >= 1 points at a shared, immutable
+// TensorImpl holding its shape, strides (in elements), offset and a reference to its
+// Storage, so transpose, slice, broadcast-to, reshape of contiguous data and get are views:
+// a new TensorImpl over the same Storage. Values are immutable once a kernel has written
+// them; nothing in TSL mutates a tensor that another value can see.
+#pragma once
+
+#include "runtime/DType.h"
+#include "runtime/Ref.h"
+#include "runtime/Shape.h"
+
+#include <array>
+#include <cstring>
+#include <functional>
+
+namespace tsl {
+
+/// Raw memory for tensor elements: 64-byte aligned; buffers of 2 MiB and more sit on
+/// transparent huge pages. Zero-initialised unless allocated with `uninitialized`.
+class Storage final : public RefCounted<Storage> {
+public:
+  /// Allocates `bytes` bytes (zeroed unless `zeroed` is false). Out of memory is a
+  /// runtime error, never an abort.
+  static Ref<Storage> allocate(size_t bytes, bool zeroed = true);
+  /// Wraps memory owned by the caller; `release` runs when the last tensor lets go.
+  static Ref<Storage> wrap(void* data, size_t bytes, std::function<void(void*)> release);
+
+  char* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+
+private:
+  friend class RefCounted<Storage>;
+  Storage() = default;
+  ~Storage();
+
+  char* data_ = nullptr;
+  size_t bytes_ = 0;
+  enum class Origin : uint8_t { Heap, Mapped, External } origin_ = Origin::Heap;
+  std::function<void(void*)> release_;
+};
+
+/// Shape, strides and storage of a tensor of rank >= 1. Shared between tensors that are
+/// copies of each other; never modified after construction.
+struct TensorImpl final : RefCounted<TensorImpl> {
+  Shape shape;
+  std::array<int64_t, Shape::kMaxRank> strides{}; ///< in elements; 0 on broadcast axes
+  int64_t offset = 0;                             ///< in elements, into storage
+  Ref<Storage> storage;
+};
+
+class Tensor {
+public:
+  /// The f32 scalar 0.
+  Tensor() noexcept : dtype_(DType::F32), flags_(0), bits_(0) {}
+  Tensor(const Tensor& other) noexcept : dtype_(other.dtype_), flags_(other.flags_), bits_(other.bits_) {
+    if (ranked()) impl_->retain();
+  }
+  Tensor(Tensor&& other) noexcept : dtype_(other.dtype_), flags_(other.flags_), bits_(other.bits_) {
+    other.flags_ = 0;
+  }
+  Tensor& operator=(const Tensor& other) noexcept {
+    Tensor copy(other);
+    swap(copy);
+    return *this;
+  }
+  Tensor& operator=(Tensor&& other) noexcept {
+    Tensor moved(std::move(other));
+    swap(moved);
+    return *this;
+  }
+  ~Tensor() {
+    if (ranked()) impl_->release();
+  }
+  void swap(Tensor& other) noexcept {
+    std::swap(dtype_, other.dtype_);
+    std::swap(flags_, other.flags_);
+    std::swap(bits_, other.bits_);
+  }
+
+  // ---- Scalars (rank 0, inline) ----
+  /// An integer converted to `dtype`.
+  static Tensor ofInt(int64_t value, DType dtype = DType::I64);
+  /// A float converted to `dtype` (rounded to nearest even for f32, f16, bf16).
+  static Tensor ofFloat(double value, DType dtype = DType::F32);
+  static Tensor ofBool(bool value) { return ofInt(value ? 1 : 0, DType::Bool); }
+  /// Weakly typed literals (§3): held exactly as i64 or f64.
+  static Tensor weakInt(int64_t value);
+  static Tensor weakFloat(double value);
+  /// A scalar holding `value`, whose C++ type must be the element type of `dtype`.
+  template <typename T>
+  static Tensor scalarOf(T value, DType dtype, bool weak = false) {
+    static_assert(sizeof(T) <= sizeof(uint64_t));
+    Tensor t;
+    t.dtype_ = dtype;
+    t.flags_ = weak ? kWeak : 0;
+    std::memcpy(&t.bits_, &value, sizeof(T));
+    return t;
+  }
+  /// The inline value of a scalar whose element type is T.
+  template <typename T>
+  T scalarValue() const {
+    T value;
+    std::memcpy(&value, &bits_, sizeof(T));
+    return value;
+  }
+  /// A scalar of `dtype` whose bytes are copied from `element` (one element of that dtype).
+  static Tensor scalarFromBytes(DType dtype, const void* element);
+
+  // ---- Tensors of any rank ----
+  /// A contiguous tensor; its elements are zero unless `zeroed` is false.
+  static Tensor empty(DType dtype, const Shape& shape, bool zeroed = false);
+  static Tensor zeros(DType dtype, const Shape& shape) { return empty(dtype, shape, true); }
+  /// A view: the given shape and strides over `storage`. Rank 0 reads the element.
+  static Tensor view(DType dtype, const Shape& shape, std::span<const int64_t> strides,
+                     int64_t offset, Ref<Storage> storage);
+  /// Wraps host memory without copying (row-major, contiguous). `release` runs when the
+  /// last tensor using it is gone.
+  static Tensor wrap(void* data, DType dtype, const Shape& shape,
+                     std::function<void(void*)> release = {});
+
+  DType dtype() const { return dtype_; }
+  bool weak() const { return flags_ & kWeak; }
+  TypeKey typeKey() const { return {dtype_, weak()}; }
+  int rank() const { return ranked() ? impl_->shape.rank() : 0; }
+  bool isScalar() const { return !ranked(); }
+  const Shape& shape() const;
+  int64_t numel() const { return ranked() ? impl_->shape.numel() : 1; }
+  size_t elementSize() const { return dtypeSize(dtype_); }
+
+  /// Strides in elements (nullptr-free for every rank; rank 0 has none).
+  const int64_t* strides() const { return ranked() ? impl_->strides.data() : nullptr; }
+  int64_t offset() const { return ranked() ? impl_->offset : 0; }
+  const Ref<Storage>* storage() const { return ranked() ? &impl_->storage : nullptr; }
+  /// Address of the first element (for a scalar, of the inline value).
+  const char* data() const {
+    return ranked() ? impl_->storage->data() + impl_->offset * elementSize()
+                    : reinterpret_cast<const char*>(&bits_);
+  }
+  /// Writable address of the first element; only for a tensor this code just created.
+  char* mutableData() { return const_cast<char*>(data()); }
+  /// Whether the elements are laid out row-major without gaps.
+  bool isContiguous() const;
+  /// Whether two tensors share storage (one may be a view of the other).
+  bool sharesStorageWith(const Tensor& other) const;
+
+  // ---- Scalar values ----
+  /// The value of a rank-0 tensor as a double / int64 (converting).
+  double toDouble() const;
+  int64_t toInt() const;
+  /// Truth of a rank-0 tensor: nonzero (NaN is true).
+  bool isNonZero() const;
+  /// The same value as a strong tensor of its concrete dtype (weak i64 → i64, weak → f32).
+  Tensor strengthened() const;
+  /// A rank-0 tensor converted to `dtype`, strong.
+  Tensor castScalar(DType dtype) const;
+
+private:
+  enum : uint8_t { kWeak = 1, kRanked = 2 };
+  bool ranked() const { return flags_ & kRanked; }
+  static Tensor fromImpl(DType dtype, TensorImpl* impl);
+
+  DType dtype_;
+  uint8_t flags_;
+  union {
+    uint64_t bits_;     ///< rank 0: the value in its dtype's representation
+    TensorImpl* impl_;  ///< rank >= 1
+  };
+};
+
+static_assert(sizeof(Tensor) == 16, "Tensor is two words");
+
+/// Row-major strides (in elements) for `shape`.
+std::array<int64_t, Shape::kMaxRank> contiguousStrides(const Shape& shape);
+
+} // namespace tsl

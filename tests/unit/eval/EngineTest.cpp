@@ -1,0 +1,87 @@
+// tests/unit/eval/EngineTest.cpp — the embedding API as a host program sees it.
+#include "tsl/tsl.h"
+
+#include <doctest/doctest.h>
+#include <sstream>
+
+using namespace tsl;
+
+TEST_CASE("a host evaluates source, calls functions and gets values back") {
+  Engine engine;
+  engine.eval("(defn add3 [a b c] (+ a b c))");
+  const Value result = engine.call("add3", {Value(Tensor::weakInt(1)), Value(Tensor::weakInt(2)),
+                                            Value(Tensor::weakInt(3))});
+  CHECK(engine.print(result) == "6");
+}
+
+TEST_CASE("native functions are callable from TSL") {
+  Engine engine;
+  int calls = 0;
+  engine.defineNative("host-count", [&](Args args) {
+    ++calls;
+    return Value(Tensor::ofInt(static_cast<int64_t>(args.size())));
+  });
+  CHECK(engine.print(engine.eval("(host-count 1 2 3)")) == "3");
+  CHECK(calls == 1);
+}
+
+TEST_CASE("errors reach the host as tsl::Error with kind and span, never a crash") {
+  Engine engine;
+  try {
+    engine.eval("(def x 1)\n(undefined-name x)", "host.tsl");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Name);
+    CHECK(e.span().line == 2);
+    CHECK(e.span().col == 2);
+    CHECK(engine.describe(e).find("host.tsl:2:2: name error: unbound symbol 'undefined-name'") == 0);
+  }
+  CHECK_THROWS_AS(engine.call("no-such-function", {}), Error);
+}
+
+TEST_CASE("engines are independent") {
+  Engine a, b;
+  a.eval("(def shared 1)");
+  CHECK_THROWS_AS(b.eval("shared"), Error);
+  CHECK(a.print(a.eval("shared")) == "1");
+}
+
+TEST_CASE("print output goes where the host asks") {
+  std::ostringstream out;
+  Engine engine(10000, &out);
+  engine.eval("(println \"hello\" 42) (print :k)");
+  CHECK(out.str() == "hello 42\n:k");
+}
+
+TEST_CASE("an interrupt stops a running loop with a runtime error") {
+  Engine engine;
+  engine.defineNative("interrupt-me", [&](Args) {
+    engine.interrupt();
+    return Value();
+  });
+  try {
+    engine.eval("(loop [i 0] (if (= i 5) (interrupt-me)) (recur (+ i 1)))");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Runtime);
+    CHECK(std::string(e.what()) == "runtime error: interrupted");
+  }
+  // The engine is usable afterwards.
+  CHECK(engine.print(engine.eval("(+ 1 1)")) == "2");
+}
+
+TEST_CASE("the call-depth limit is configurable") {
+  Engine engine(50);
+  engine.eval("(defn down [n] (if (= n 0) 0 (+ 1 (down (- n 1)))))");
+  CHECK(engine.print(engine.eval("(down 40)")) == "40");
+  CHECK_THROWS_WITH_AS(engine.eval("(down 60)"), "runtime error: stack depth exceeded (more than 50 nested calls)", Error);
+}
+
+TEST_CASE("completions list defined names by prefix") {
+  Engine engine;
+  engine.eval("(def my-value 1) (defn my-fn [] 2)");
+  const auto names = engine.completions("my-");
+  CHECK(names == std::vector<std::string>{"my-fn", "my-value"});
+  const auto core = engine.completions("macroex");
+  CHECK(core.size() == 3); // macroexpand, macroexpand-1, macroexpand-all
+}
