@@ -4,6 +4,7 @@
 // promotion, broadcasting and arithmetic live there, once.
 #include "eval/Builtins.h"
 #include "runtime/Elementwise.h"
+#include "runtime/ScalarFastPath.h"
 
 namespace tsl::builtins {
 
@@ -19,7 +20,7 @@ template <BinaryOp op>
 Value binaryCall(const Value& a, const Value& b) {
   if (!a.isTensor()) notTensor(op, 0, a);
   if (!b.isTensor()) notTensor(op, 1, b);
-  return Value(applyBinary(op, a.tensor(), b.tensor()));
+  return Value(applyBinaryInline<op>(a.tensor(), b.tensor()));
 }
 
 Value binary(BinaryOp op, const CallContext&, const Value& a, const Value& b, size_t index) {

@@ -230,16 +230,26 @@ Value CallNode::eval(Interp& interp, Frame& frame) const {
 }
 
 Value BinaryCallNode::eval(Interp& interp, Frame& frame) const {
-  Value lhs = lhs_->eval(interp, frame);
-  Value rhs = rhs_->eval(interp, frame);
+  // Operands that are plain reads are used in place, without copying.
+  Value lhsValue, rhsValue;
+  const Value* lhs = lhs_->peek(frame);
+  if (!lhs) {
+    lhsValue = lhs_->eval(interp, frame);
+    lhs = &lhsValue;
+  }
+  const Value* rhs = rhs_->peek(frame);
+  if (!rhs) {
+    rhsValue = rhs_->eval(interp, frame);
+    rhs = &rhsValue;
+  }
   if (var_->value.object() != builtin_) {
     // Redefined since analysis: an ordinary call of whatever the name holds now.
     if (!var_->defined) throw Error(ErrorKind::Name, cat("unbound symbol '", var_->name, "'"), span());
-    const Value args[2] = {std::move(lhs), std::move(rhs)};
+    const Value args[2] = {*lhs, *rhs};
     return interp.apply(var_->value, Args(args, 2), span());
   }
   try {
-    return fn_(lhs, rhs);
+    return fn_(*lhs, *rhs);
   } catch (Error& e) {
     e.setSpanIfUnknown(span());
     throw;

@@ -32,6 +32,9 @@ public:
   explicit Node(Span span) : span_(span) {}
   virtual ~Node() = default;
   virtual Value eval(Interp& interp, Frame& frame) const = 0;
+  /// For nodes that only read a value (a local, a capture, a constant): where it is,
+  /// so a caller can use it without copying. nullptr for everything else.
+  virtual const Value* peek(const Frame&) const { return nullptr; }
   const Span& span() const { return span_; }
 
 private:
@@ -89,6 +92,7 @@ class ConstNode final : public Node {
 public:
   ConstNode(Value value, Span span) : Node(span), value_(std::move(value)) {}
   Value eval(Interp&, Frame&) const override { return value_; }
+  const Value* peek(const Frame&) const override { return &value_; }
   const Value& value() const { return value_; }
 
 private:
@@ -99,6 +103,7 @@ class LocalNode final : public Node {
 public:
   LocalNode(int slot, Span span) : Node(span), slot_(slot) {}
   Value eval(Interp&, Frame& frame) const override { return frame.slots[slot_]; }
+  const Value* peek(const Frame& frame) const override { return &frame.slots[slot_]; }
 
 private:
   int slot_;
@@ -108,6 +113,7 @@ class CaptureNode final : public Node {
 public:
   CaptureNode(int index, Span span) : Node(span), index_(index) {}
   Value eval(Interp&, Frame& frame) const override { return frame.closure->captures()[index_]; }
+  const Value* peek(const Frame& frame) const override { return &frame.closure->captures()[index_]; }
 
 private:
   int index_;

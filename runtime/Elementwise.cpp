@@ -7,6 +7,7 @@
 #include "runtime/Elementwise.h"
 
 #include "runtime/ElementwiseFunctors.h"
+#include "runtime/ScalarFastPath.h"
 #include "runtime/Loops.h"
 
 #include <optional>
@@ -84,28 +85,6 @@ decltype(auto) withFunctor(UnaryOp op, Fn&& fn) {
   fail(ErrorKind::Internal, "bad unary op");
 }
 
-/// Whether a functor may be instantiated for compute type C (keeps float-only
-/// arithmetic away from integers and arithmetic away from bool).
-template <typename F, typename C>
-constexpr bool applies() {
-  using namespace detail;
-  constexpr bool predicate =
-      std::is_same_v<F, LessFn> || std::is_same_v<F, LessEqualFn> ||
-      std::is_same_v<F, GreaterFn> || std::is_same_v<F, GreaterEqualFn> ||
-      std::is_same_v<F, EqualFn> || std::is_same_v<F, NotEqualFn> ||
-      std::is_same_v<F, LogicalAndFn> || std::is_same_v<F, LogicalOrFn> ||
-      std::is_same_v<F, LogicalNotFn>;
-  if constexpr (predicate) return true;
-  if constexpr (std::is_same_v<C, bool>) return false;
-  constexpr bool floatOnly =
-      std::is_same_v<F, DivFn> || std::is_same_v<F, ExpFn> || std::is_same_v<F, LogFn> ||
-      std::is_same_v<F, Log1pFn> || std::is_same_v<F, SqrtFn> || std::is_same_v<F, RsqrtFn> ||
-      std::is_same_v<F, SinFn> || std::is_same_v<F, CosFn> || std::is_same_v<F, TanhFn> ||
-      std::is_same_v<F, SigmoidFn> || std::is_same_v<F, GeluFn> || std::is_same_v<F, GeluTanhFn>;
-  if constexpr (floatOnly) return std::is_floating_point_v<C>;
-  return true;
-}
-
 /// The element type a functor stores: bool for predicates, else the operand type S.
 template <typename F, typename S>
 using ResultOf = std::conditional_t<
@@ -146,24 +125,6 @@ Tensor toOperand(const Tensor& t, DType dtype) {
   return t.isScalar() ? t.castScalar(dtype) : astype(t, dtype);
 }
 
-/// Two scalars of one dtype (i64, f32 or f64, the types of loops and literals): computed
-/// without promotion or conversion. Returns false when the general path is needed.
-template <typename T>
-std::optional<Tensor> sameTypeScalar(BinaryOp op, const Tensor& a, const Tensor& b) {
-  if (op == BinaryOp::Div && !std::is_floating_point_v<T>) return std::nullopt;
-  const T x = a.scalarValue<T>(), y = b.scalarValue<T>();
-  const bool weak = a.weak() && b.weak();
-  return withFunctor(op, [&](auto fn) -> std::optional<Tensor> {
-    if constexpr (applies<decltype(fn), T>()) {
-      const auto r = fn(x, y);
-      if constexpr (std::is_same_v<decltype(r), const bool>) return Tensor::scalarOf(r, DType::Bool);
-      else return Tensor::scalarOf<T>(r, a.dtype(), weak);
-    } else {
-      return std::nullopt;
-    }
-  });
-}
-
 } // namespace
 
 const char* opName(BinaryOp op) { return kBinaryNames[static_cast<int>(op)]; }
@@ -200,13 +161,8 @@ Shape broadcastShapes(const Shape& a, const Shape& b, const char* opName) {
 
 Tensor applyBinary(BinaryOp op, const Tensor& a, const Tensor& b) {
   if (a.isScalar() && b.isScalar() && a.dtype() == b.dtype()) {
-    std::optional<Tensor> out;
-    switch (a.dtype()) {
-    case DType::I64: out = sameTypeScalar<int64_t>(op, a, b); break;
-    case DType::F32: out = sameTypeScalar<float>(op, a, b); break;
-    case DType::F64: out = sameTypeScalar<double>(op, a, b); break;
-    default: break;
-    }
+    std::optional<Tensor> out =
+        withFunctor(op, [&](auto fn) { return detail::sameTypeScalar<decltype(fn)>(a, b); });
     if (out) return std::move(*out);
   }
   const TypeKey result = resultType(op, a.typeKey(), b.typeKey());
@@ -219,7 +175,7 @@ Tensor applyBinary(BinaryOp op, const Tensor& a, const Tensor& b) {
       using S = decltype(tag);
       using C = ComputeOf<S>;
       return withFunctor(op, [&](auto fn) -> Tensor {
-        if constexpr (applies<decltype(fn), C>()) {
+        if constexpr (detail::applies<decltype(fn), C>()) {
           const C lhs = static_cast<C>(loadScalar<S>(x)), rhs = static_cast<C>(loadScalar<S>(y));
           return makeScalar(result, fn(lhs, rhs));
         } else {
@@ -236,7 +192,7 @@ Tensor applyBinary(BinaryOp op, const Tensor& a, const Tensor& b) {
     using S = decltype(tag);
     using C = ComputeOf<S>;
     withFunctor(op, [&](auto fn) {
-      if constexpr (applies<decltype(fn), C>()) {
+      if constexpr (detail::applies<decltype(fn), C>()) {
         using R = BinaryResultOf<decltype(fn), S>;
         TSL_ASSERT(dtypeOf<R>() == result.dtype);
         detail::binaryLoop<S, R>(x, y, out, [fn](S lhs, S rhs) {
@@ -259,7 +215,7 @@ Tensor applyUnary(UnaryOp op, const Tensor& a) {
       using S = decltype(tag);
       using C = ComputeOf<S>;
       return withFunctor(op, [&](auto fn) -> Tensor {
-        if constexpr (applies<decltype(fn), C>()) {
+        if constexpr (detail::applies<decltype(fn), C>()) {
           return makeScalar(result, fn(static_cast<C>(loadScalar<S>(x))));
         } else {
           fail(ErrorKind::Internal, opName(op), " has no kernel for ", dtypeName(storage));
@@ -272,7 +228,7 @@ Tensor applyUnary(UnaryOp op, const Tensor& a) {
     using S = decltype(tag);
     using C = ComputeOf<S>;
     withFunctor(op, [&](auto fn) {
-      if constexpr (applies<decltype(fn), C>()) {
+      if constexpr (detail::applies<decltype(fn), C>()) {
         using R = ResultOf<decltype(fn), S>;
         TSL_ASSERT(dtypeOf<R>() == result.dtype);
         detail::unaryLoop<S, R>(x, out, [fn](S value) {

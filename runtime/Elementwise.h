@@ -73,6 +73,7 @@ Shape broadcastShapes(const Shape& a, const Shape& b, const char* opName);
 
 /// Runs an operation eagerly. Two rank-0 operands are computed inline without allocating.
 Tensor applyBinary(BinaryOp op, const Tensor& a, const Tensor& b);
+
 Tensor applyUnary(UnaryOp op, const Tensor& a);
 
 /// Converts to `dtype` (a copy unless the dtype already matches and the result is strong).
