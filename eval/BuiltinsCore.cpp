@@ -5,6 +5,7 @@
 #include "parser/Reader.h"
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -12,11 +13,14 @@ namespace tsl::builtins {
 
 namespace {
 
-/// Concatenation of print forms: strings raw, nil as "".
+/// Concatenation as Clojure's str: strings raw, nil as "", anything else as it prints
+/// readably (so strings inside collections keep their quotes).
 std::string strOf(Args args) {
   std::string out;
-  for (const Value& v : args)
-    if (!v.isNil()) out += printValue(v, false);
+  for (const Value& v : args) {
+    if (v.isString()) out += v.string().text();
+    else if (!v.isNil()) out += printValue(v, true);
+  }
   return out;
 }
 
@@ -48,6 +52,26 @@ int64_t codePointCount(const std::string& s) {
 
 /// The namespace macros and eval resolve names in: the one running code.
 Namespace& here(CallContext& cx) { return cx.interp.currentNamespace(); }
+
+/// Where a form handed to a macro came from: its own span if it kept one (lists,
+/// vectors, maps, symbols), else the matching part of the macro call being expanded
+/// (atoms such as 1 or :k carry no span), else that call, else the current call.
+Span formSpan(CallContext& cx, const Value& form) {
+  if (form.isSymbol() && form.symbol().span().known()) return form.symbol().span();
+  if (form.isList() && form.list() && form.list()->span().known()) return form.list()->span();
+  if (form.isVector() && form.vector().span().known()) return form.vector().span();
+  if (form.isMap() && form.map().span().known()) return form.map().span();
+  if (cx.interp.macroCalls().empty()) return cx.span;
+  const SyntaxPtr& call = cx.interp.macroCalls().back();
+  std::vector<SyntaxPtr> pending(call->items().rbegin(), call->items().rend() - 1);
+  while (!pending.empty()) {
+    const SyntaxPtr node = pending.back();
+    pending.pop_back();
+    if (!node->isCompound() && valuesEqual(syntaxToValue(node), form)) return node->span();
+    pending.insert(pending.end(), node->items().rbegin(), node->items().rend());
+  }
+  return call->span();
+}
 
 void definePredicate(Interp& interp, const char* name, bool (*test)(const Value&)) {
   interp.defineBuiltin(name, 1, 1, [test](CallContext&, Args args) { return boolean(test(args[0])); });
@@ -89,6 +113,8 @@ void registerCoreBuiltins(Interp& interp) {
   });
   interp.defineBuiltin("slurp", 1, 1, [](CallContext& cx, Args args) {
     const std::string& path = stringArg(cx, args, 0);
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) fail(ErrorKind::Io, "cannot read '", path, "': it is a directory");
     std::ifstream in(path, std::ios::binary);
     if (!in) fail(ErrorKind::Io, "cannot open '", path, "' for reading");
     std::ostringstream buffer;
@@ -158,12 +184,7 @@ void registerCoreBuiltins(Interp& interp) {
     return Value(Tensor::ofInt(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
   });
   interp.defineBuiltin("syntax-error", 2, 2, [](CallContext& cx, Args args) -> Value {
-    Span span = cx.span;
-    const Value& form = args[0];
-    if (form.isSymbol() && form.symbol().span().known()) span = form.symbol().span();
-    if (form.isList() && form.list() && form.list()->span().known()) span = form.list()->span();
-    if (form.isVector() && form.vector().span().known()) span = form.vector().span();
-    throw Error(ErrorKind::Syntax, stringArg(cx, args, 1), span);
+    throw Error(ErrorKind::Syntax, stringArg(cx, args, 1), formSpan(cx, args[0]));
   });
 
   // ---- Code as data ----

@@ -29,13 +29,15 @@ Value binary(BinaryOp op, const CallContext&, const Value& a, const Value& b, si
   return Value(applyBinary(op, a.tensor(), b.tensor()));
 }
 
-/// (+ a b c) folds left; (+) and (*) are their identities; (- x) negates, (/ x) inverts.
+/// (+ a b c) folds left; (+) and (*) are their identities; (- x) negates (keeping the
+/// sign of zero), (/ x) inverts.
 template <BinaryOp op>
 void defineFold(Interp& interp, const char* name, int64_t identity, bool unaryInverse) {
   auto& builtin = interp.defineBuiltin(name, unaryInverse ? 1 : 0, -1, [identity, unaryInverse](CallContext& cx, Args args) -> Value {
     if (args.empty()) return Value(Tensor::weakInt(identity));
     if (args.size() == 1) {
       if (!args[0].isTensor()) notTensor(op, 0, args[0]);
+      if (op == BinaryOp::Sub) return Value(applyUnary(UnaryOp::Neg, args[0].tensor()));
       if (unaryInverse) return Value(applyBinary(op, Tensor::weakInt(identity), args[0].tensor()));
       return args[0];
     }

@@ -108,6 +108,11 @@ SyntaxPtr Expander::callMacro(const SyntaxPtr& form, const Var& macro) {
   std::vector<Value> args;
   args.reserve(form->size() - 1);
   for (size_t i = 1; i < form->size(); ++i) args.push_back(syntaxToValue(form->items()[i]));
+  interp_.macroCalls().push_back(form);
+  struct Pop {
+    Interp& interp;
+    ~Pop() { interp.macroCalls().pop_back(); }
+  } pop{interp_};
   try {
     const Value result = interp_.apply(macro.value, args, form->span());
     return valueToSyntax(result, form->span());

@@ -100,6 +100,10 @@ public:
   const std::string& currentFile() const { return currentFile_; }
   Namespace& currentNamespace() { return *currentNs_; }
 
+  /// The macro calls being expanded, innermost last (for `syntax-error` to point at the
+  /// user's form).
+  std::vector<SyntaxPtr>& macroCalls() { return macroCalls_; }
+
   /// Expands a form completely (for `macroexpand` and `tsl check`).
   SyntaxPtr expand(const SyntaxPtr& form, Namespace& ns);
   /// Expands the head macro of a form once; `expanded` tells whether anything happened.
@@ -114,6 +118,7 @@ private:
   std::unique_ptr<Namespace> user_;
   std::map<std::string, std::unique_ptr<Namespace>> modules_;
   std::vector<std::string> loading_; ///< modules being loaded, to report cycles
+  std::vector<SyntaxPtr> macroCalls_;
   SourceManager sources_;
   std::atomic<bool> interrupted_{false};
   int depth_ = 0;

@@ -75,15 +75,11 @@ Value nth(const Value& value, size_t i) {
   }
 }
 
-/// The elements from `from` on, for `& rest` (nil when none remain).
+/// The elements from `from` on, for `& rest`: a vector, as `rest` gives (nil when none
+/// remain, as in Clojure).
 Value restFrom(const Value& value, size_t from) {
   if (static_cast<size_t>(sequenceCount(value)) <= from) return Value();
   if (value.isVector()) return value.vector().drop(from);
-  if (value.isList()) {
-    const Value* rest = &value;
-    for (size_t k = 0; k < from; ++k) rest = &rest->list()->rest();
-    return *rest;
-  }
   std::vector<Value> items = sequenceItems(value);
   items.erase(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(from));
   return makeVector(std::move(items));

@@ -22,7 +22,7 @@ void print(const Value& value, bool readably, std::string& out) {
   case ValueKind::List: {
     out += '(';
     for (const ListObj* cell = value.list(); cell; cell = cell->next()) {
-      print(cell->first(), true, out);
+      print(cell->first(), readably, out);
       if (cell->next()) out += ' ';
     }
     out += ')';
@@ -33,7 +33,7 @@ void print(const Value& value, bool readably, std::string& out) {
     const auto items = value.vector().items();
     for (size_t i = 0; i < items.size(); ++i) {
       if (i) out += ' ';
-      print(items[i], true, out);
+      print(items[i], readably, out);
     }
     out += ']';
     break;
@@ -44,9 +44,9 @@ void print(const Value& value, bool readably, std::string& out) {
     for (const auto& [k, v] : value.map().entries()) {
       if (!first) out += ", ";
       first = false;
-      print(k, true, out);
+      print(k, readably, out);
       out += ' ';
-      print(v, true, out);
+      print(v, readably, out);
     }
     out += '}';
     break;

@@ -41,29 +41,30 @@ bool Value::truthySlow() const {
   if (kind_ == ValueKind::Nil) return false;
   if (kind_ != ValueKind::Tensor) return true;
   if (!tensor_.isScalar())
-    fail(ErrorKind::Type, "a condition must be a scalar, not a ", dtypeName(tensor_.dtype()),
-         tensor_.shape().str(), " tensor");
+    fail(ErrorKind::Type, "a condition must be a scalar, got a tensor of type ", dtypeName(tensor_.dtype()),
+         tensor_.shape().str());
   return !isBool(tensor_.dtype()) || tensor_.isNonZero();
 }
 
 // ---- Interned names ----
 
 const KeywordObj* KeywordObj::intern(std::string_view name) {
+  // Keywords live for the process; the table is never destroyed, so they stay reachable.
   static std::mutex mutex;
-  static std::unordered_map<std::string, const KeywordObj*> table;
+  static auto* table = new std::unordered_map<std::string, const KeywordObj*>();
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = table.find(std::string(name));
-  if (it != table.end()) return it->second;
-  auto* keyword = new KeywordObj(std::string(name)); // immortal: never released
-  table.emplace(std::string(name), keyword);
+  auto it = table->find(std::string(name));
+  if (it != table->end()) return it->second;
+  auto* keyword = new KeywordObj(std::string(name));
+  table->emplace(std::string(name), keyword);
   return keyword;
 }
 
 const std::string* SymbolObj::internName(std::string_view name) {
   static std::mutex mutex;
-  static std::unordered_set<std::string> names;
+  static auto* names = new std::unordered_set<std::string>();
   std::lock_guard<std::mutex> lock(mutex);
-  return &*names.emplace(name).first;
+  return &*names->emplace(name).first;
 }
 
 // ---- Lists, vectors, maps ----
@@ -207,7 +208,11 @@ int64_t sequenceCount(const Value& v) {
   case ValueKind::List: return v.list() ? v.list()->count() : 0;
   case ValueKind::Vector: return static_cast<int64_t>(v.vector().count());
   case ValueKind::Map: return static_cast<int64_t>(v.map().count());
-  case ValueKind::String: return static_cast<int64_t>(v.string().text().size());
+  case ValueKind::String: {
+    int64_t n = 0; // code points
+    for (char c : v.string().text()) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return n;
+  }
   case ValueKind::Tensor:
     if (v.tensor().isScalar()) fail(ErrorKind::Type, "a scalar is not a sequence");
     return v.tensor().shape()[0];
@@ -231,9 +236,17 @@ std::vector<Value> sequenceItems(const Value& v) {
   case ValueKind::Map:
     for (const auto& [key, value] : v.map().entries()) out.push_back(makeVector({key, value}));
     break;
-  case ValueKind::String:
-    for (char c : v.string().text()) out.push_back(makeString(std::string(1, c)));
+  case ValueKind::String: {
+    // One string per code point.
+    const std::string& text = v.string().text();
+    for (size_t i = 0; i < text.size();) {
+      size_t end = i + 1;
+      while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+      out.push_back(makeString(text.substr(i, end - i)));
+      i = end;
+    }
     break;
+  }
   case ValueKind::Tensor: {
     const int64_t n = sequenceCount(v);
     out.reserve(static_cast<size_t>(n));

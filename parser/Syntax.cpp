@@ -1,8 +1,7 @@
 // parser/Syntax.cpp — construction and printing of syntax nodes.
 #include "parser/Syntax.h"
 
-#include <charconv>
-#include <cmath>
+#include "tsl/FormatFloat.h"
 
 namespace tsl {
 
@@ -97,15 +96,7 @@ std::string quoteString(std::string_view text) {
   return out;
 }
 
-std::string formatFloatLiteral(double value) {
-  if (std::isnan(value)) return "nan";
-  if (std::isinf(value)) return value > 0 ? "inf" : "-inf";
-  char buffer[64];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  std::string out(buffer, end);
-  if (out.find_first_of(".e") == std::string::npos) out += ".0";
-  return out;
-}
+std::string formatFloatLiteral(double value) { return formatShortest(value, true); }
 
 namespace {
 

@@ -2,6 +2,7 @@
 #include "runtime/Format.h"
 
 #include "runtime/Dispatch.h"
+#include "tsl/FormatFloat.h"
 
 #include <charconv>
 #include <cmath>
@@ -22,30 +23,21 @@ std::string formatElement(T value, bool forceFloat) {
     auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
     return std::string(buffer, end);
   } else {
-    const double d = toDouble(value);
-    if (std::isnan(d)) return "nan";
-    if (std::isinf(d)) return d > 0 ? "inf" : "-inf";
-    std::string text;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-      text.assign(buffer, end);
+      return formatShortest(value, forceFloat);
     } else {
-      // Half types: the fewest significant digits that read back to the same value,
-      // then printed in the shortest style of that decimal number.
-      for (int digits = 1; digits <= 9; ++digits) {
-        auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, d,
-                                       std::chars_format::scientific, digits - 1);
+      // Half types: the fewest significant digits that read back to the same value.
+      const double d = toDouble(value);
+      if (std::isnan(d) || std::isinf(d)) return formatShortest(d, forceFloat);
+      for (int digits = 1;; ++digits) {
+        auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, d, std::chars_format::scientific,
+                                       digits - 1);
         double parsed = 0;
         std::from_chars(buffer, end, parsed);
-        if (convertElement<T>(parsed) == value || digits == 9) {
-          auto [end2, ec2] = std::to_chars(buffer, buffer + sizeof buffer, parsed);
-          text.assign(buffer, end2);
-          break;
-        }
+        if (convertElement<T>(parsed) == value || digits == 9)
+          return layoutScientific(std::string(buffer, end), forceFloat);
       }
     }
-    if (forceFloat && text.find_first_of(".e") == std::string::npos) text += ".0";
-    return text;
   }
 }
 

@@ -23,9 +23,9 @@ namespace tsl {
 /// cheaply. Thread-safe; the returned pointer is stable and never freed.
 inline const std::string* internFileName(std::string_view name) {
   static std::mutex mutex;
-  static std::unordered_set<std::string> names;
+  static auto* names = new std::unordered_set<std::string>(); // never destroyed: spans outlive statics
   std::lock_guard<std::mutex> lock(mutex);
-  return &*names.emplace(name).first;
+  return &*names->emplace(name).first;
 }
 
 /// A region of source text. Lines and columns count from 1; line 0 means "unknown".

@@ -126,7 +126,7 @@ int runFile(const std::string& path) {
       // An optional "LINE:COL: " prefix checks the error's position.
       const size_t colon = wanted.find(": ");
       if (colon != std::string::npos && wanted.find(':') < colon &&
-          wanted.find_first_not_of("0123456789:") == colon) {
+          wanted.find_first_not_of("0123456789:") == colon + 1) {
         const std::string position = wanted.substr(0, colon);
         const std::string actual = std::to_string(error->span().line) + ":" + std::to_string(error->span().col);
         if (position != actual) report(forms[i], "error at " + actual + ", expected at " + position);
