@@ -28,8 +28,8 @@ Value countOf(const CallContext& cx, const Value& v) {
   return Value(Tensor::ofInt(sequenceCount(v)));
 }
 
-/// Largest vector `range` will build.
-constexpr int64_t kMaxRange = int64_t(1) << 27;
+/// Largest vector `range` will build (16M values, 384 MiB); a tensor is the tool for more.
+constexpr int64_t kMaxRange = int64_t(1) << 24;
 
 Value range(const CallContext& cx, Args args) {
   const bool anyFloat = std::any_of(args.begin(), args.end(), [](const Value& v) {
@@ -42,7 +42,7 @@ Value range(const CallContext& cx, Args args) {
     if (step == 0 || !std::isfinite(step)) fail(ErrorKind::Value, "range step must be nonzero and finite");
     const double n = std::ceil((stop - start) / step);
     if (!(n <= static_cast<double>(kMaxRange)))
-      fail(ErrorKind::Value, "range of ", n, " elements is too large (limit 2^27)");
+      fail(ErrorKind::Value, "range of ", n, " elements is too large (limit 2^24; use arange for tensors)");
     std::vector<Value> out;
     for (int64_t i = 0; i < static_cast<int64_t>(std::max(n, 0.0)); ++i)
       out.emplace_back(Tensor::ofFloat(start + static_cast<double>(i) * step, DType::F32));
@@ -53,10 +53,13 @@ Value range(const CallContext& cx, Args args) {
   const int64_t step = args.size() > 2 ? intArg(cx, args, 2) : 1;
   if (step == 0) fail(ErrorKind::Value, "range step must be nonzero");
   const long double n = std::ceil((static_cast<long double>(stop) - start) / step);
-  if (n > kMaxRange) fail(ErrorKind::Value, "range of ", static_cast<double>(n), " elements is too large (limit 2^27)");
+  if (n > kMaxRange) fail(ErrorKind::Value, "range of ", static_cast<double>(n), " elements is too large (limit 2^24; use arange for tensors)");
   std::vector<Value> out;
   out.reserve(static_cast<size_t>(std::max<long double>(n, 0)));
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) out.emplace_back(Tensor::ofInt(i));
+  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    if ((out.size() & 0xFFFF) == 0) cx.interp.poll(cx.span);
+    out.emplace_back(Tensor::ofInt(i));
+  }
   return makeVector(std::move(out));
 }
 

@@ -5,6 +5,7 @@
 #include "eval/Printer.h"
 
 #include <algorithm>
+#include <csignal>
 #include <pthread.h>
 
 #include <fstream>
@@ -95,7 +96,18 @@ int runOnLargeStack(const std::function<int()>& body, size_t bytes) {
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, bytes);
   pthread_t thread;
+  // SIGINT must reach the thread running TSL (where the REPL waits for input and the
+  // engine polls for interrupts), not this one, which only waits: block it here (the
+  // new thread inherits the mask) and unblock it there.
+  sigset_t interrupt, saved;
+  sigemptyset(&interrupt);
+  sigaddset(&interrupt, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &interrupt, &saved);
   auto entry = [](void* arg) -> void* {
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, SIGINT);
+    pthread_sigmask(SIG_UNBLOCK, &unblock, nullptr);
     auto* j = static_cast<Job*>(arg);
     try {
       j->result = j->body();
@@ -106,8 +118,12 @@ int runOnLargeStack(const std::function<int()>& body, size_t bytes) {
   };
   const bool started = pthread_create(&thread, &attr, entry, &job) == 0;
   pthread_attr_destroy(&attr);
-  if (!started) return body(); // this thread's stack; the stack guard still protects it
+  if (!started) {
+    pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+    return body(); // this thread's stack; the stack guard still protects it
+  }
   pthread_join(thread, nullptr);
+  pthread_sigmask(SIG_SETMASK, &saved, nullptr);
   if (job.error) std::rethrow_exception(job.error);
   return job.result;
 }

@@ -20,11 +20,7 @@ namespace tsl {
 namespace {
 
 /// Call chains longer than this are cut in error notes.
-constexpr int kMaxNotes = 6;
-
-int countLines(const std::string& text) {
-  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-}
+constexpr size_t kMaxNotes = 6;
 
 std::string arityText(int minArgs, int maxArgs) {
   if (maxArgs < 0) return cat("at least ", minArgs);
@@ -245,7 +241,8 @@ Value Interp::callClosure(const ClosureObj& closure, Args args, const Span& span
     Interp& interp;
     ~Leave() { interp.leaveCall(); }
   } leave{*this};
-  checkStack();
+  if (nativeStackLow())
+    throw Error(ErrorKind::Runtime, "stack depth exceeded (the native stack is nearly full)", span);
 
   // The frame lives on the native stack; checkStack() above keeps that safe.
   const int size = std::max(lambda.frameSize, 1);
@@ -272,9 +269,12 @@ Value Interp::callClosure(const ClosureObj& closure, Args args, const Span& span
       poll(span);
     }
   } catch (Error& e) {
-    if (countLines(e.notes()) < kMaxNotes && span.known())
-      e.addNote(cat("note: in ", lambda.name.empty() ? "anonymous fn" : lambda.name, " called at ",
-                    span.fileName(), ":", span.line, ":", span.col));
+    if (span.known()) {
+      const std::string note = cat("note: in ", lambda.name.empty() ? "anonymous fn" : lambda.name,
+                                   " called at ", span.fileName(), ":", span.line, ":", span.col);
+      // Repeats of the last note are counted; the chain stops after a few distinct ones.
+      e.addNote(note, kMaxNotes);
+    }
     throw;
   }
 }

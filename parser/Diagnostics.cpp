@@ -2,6 +2,7 @@
 #include "parser/Diagnostics.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace tsl {
 
@@ -44,25 +45,33 @@ std::string renderCaret(std::string_view text, const Span& span) {
   std::string_view line = text.substr(begin, end == std::string_view::npos ? text.npos : end - begin);
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
 
-  // Walk code points up to the start column, copying tabs so the caret lines up.
-  std::string marker;
-  uint32_t col = 1;
-  size_t i = 0;
-  for (; i < line.size() && col < span.col; ++i) {
-    const auto byte = static_cast<unsigned char>(line[i]);
-    if ((byte & 0xC0) == 0x80) continue;
-    marker += line[i] == '\t' ? '\t' : ' ';
-    ++col;
+  // The line's code points, as byte ranges.
+  std::vector<std::string_view> points;
+  for (size_t i = 0; i < line.size();) {
+    size_t next = i + 1;
+    while (next < line.size() && (static_cast<unsigned char>(line[next]) & 0xC0) == 0x80) ++next;
+    points.push_back(line.substr(i, next - i));
+    i = next;
   }
-  marker += '^';
-  const uint32_t last = span.endLine == span.line ? span.endCol : UINT32_MAX;
-  for (++i, ++col; i < line.size() && col <= last; ++i) {
-    const auto byte = static_cast<unsigned char>(line[i]);
-    if ((byte & 0xC0) == 0x80) continue;
-    marker += '~';
-    ++col;
+  const size_t first = span.col == 0 ? 0 : span.col - 1; // 0-based code point of the caret
+  const size_t last = span.endLine == span.line && span.endCol >= span.col ? span.endCol - 1 : points.size();
+  // A long line shows a window around the caret.
+  constexpr size_t kBefore = 60, kWidth = 160;
+  const size_t from = first > kBefore ? first - kBefore : 0;
+  const size_t to = std::min(points.size(), from + kWidth);
+  std::string shown = from > 0 ? "..." : "";
+  std::string marker(shown.size(), ' ');
+  for (size_t i = from; i < to; ++i) {
+    const auto byte = static_cast<unsigned char>(points[i][0]);
+    const bool control = points[i].size() == 1 && (byte < 0x20 || byte == 0x7F) && byte != '\t';
+    shown += control ? std::string_view("?") : points[i]; // never echo control bytes
+    if (i < first) marker += byte == '\t' ? '\t' : ' ';
+    else if (i == first) marker += '^';
+    else if (i <= last) marker += '~';
   }
-  return cat(line, "\n", marker, "\n");
+  if (first >= to) marker += '^'; // the caret sits past the end of the line
+  if (to < points.size()) shown += "...";
+  return cat(shown, "\n", marker, "\n");
 }
 
 std::string SourceManager::render(const Error& error) const {

@@ -17,6 +17,7 @@
 
 #include <antlr4-runtime.h>
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <optional>
 
@@ -128,6 +129,12 @@ TokenCheck checkTokens(const std::vector<Token*>& tokens, const Source& file) {
     if (type == TslLexer::ERROR_CHAR) {
       const std::string text = token->getText();
       if (text == "#") return error(span, "unexpected '#': the only dispatch form is '#_'");
+      const auto first = static_cast<unsigned char>(text[0]);
+      if (first < 0x20 || first == 0x7F) { // unprintable: name it by code point
+        char code[8];
+        std::snprintf(code, sizeof code, "U+%04X", first);
+        return error(span, cat("unexpected control character ", code));
+      }
       return error(span, cat("unexpected character '", text, "'"));
     }
     if (type == TslLexer::BAD_NUMBER)

@@ -13,6 +13,7 @@
 #include "tsl/tsl.h"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -45,13 +46,22 @@ bool readSource(const std::string& path, std::string& text, std::string& name) {
     name = "<stdin>";
     return true;
   }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    std::cerr << "io error: cannot read '" << path << "': it is a directory\n";
+    return false;
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    std::cerr << "tsl: io error: cannot open '" << path << "': " << std::strerror(errno) << "\n";
+    std::cerr << "io error: cannot open '" << path << "': " << std::strerror(errno) << "\n";
     return false;
   }
   std::ostringstream buffer;
   buffer << in.rdbuf();
+  if (in.bad()) {
+    std::cerr << "io error: cannot read '" << path << "'\n";
+    return false;
+  }
   text = buffer.str();
   name = path;
   return true;
@@ -118,10 +128,13 @@ int dispatch(const Options& options) {
 
 int main(int argc, char** argv) {
   Options options;
+  // Options may come before the command or between it and its FILE; everything after
+  // the FILE of `run` belongs to the program.
+  bool programArgs = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (!options.rest.empty()) {
-      options.rest.push_back(arg); // everything after the command belongs to it
+    if (programArgs) {
+      options.rest.push_back(arg);
       continue;
     }
     if (arg == "-h" || arg == "--help") {
@@ -151,6 +164,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     options.rest.push_back(arg);
+    programArgs = options.rest.size() == 2 && options.rest[0] == "run";
   }
   return tsl::runOnLargeStack([&] { return dispatch(options); });
 }

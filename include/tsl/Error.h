@@ -16,6 +16,7 @@
 #include <string_view>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 namespace tsl {
 
@@ -86,17 +87,28 @@ public:
   ErrorKind kind() const { return kind_; }
   const std::string& message() const { return message_; }
   const Span& span() const { return span_; }
-  /// Extra lines printed after the caret (e.g. "note: called from ...").
-  const std::string& notes() const { return notes_; }
+  /// Extra lines printed after the caret (e.g. "note: in f called at ..."); a note that
+  /// repeats the previous one is counted instead of printed again.
+  std::string notes() const {
+    std::string out;
+    for (const auto& [text, repeats] : notes_) {
+      out += text;
+      if (repeats > 1) out += cat(" (", repeats, " times)");
+      out += '\n';
+    }
+    return out;
+  }
 
   /// Attaches a span unless one is already known: the innermost span wins.
   void setSpanIfUnknown(const Span& span) {
     if (!span_.known() && span.known()) span_ = span;
   }
   void setSpan(const Span& span) { span_ = span; }
-  void addNote(std::string_view note) {
-    notes_ += note;
-    notes_ += '\n';
+  /// Adds a note; one equal to the previous note only counts up its repetitions, and
+  /// beyond `maxDistinct` notes new ones are dropped.
+  void addNote(std::string_view note, size_t maxDistinct = SIZE_MAX) {
+    if (!notes_.empty() && notes_.back().first == note) ++notes_.back().second;
+    else if (notes_.size() < maxDistinct) notes_.emplace_back(std::string(note), 1);
   }
 
   /// "kind error: message", without position.
@@ -108,7 +120,7 @@ private:
   ErrorKind kind_;
   std::string message_;
   Span span_;
-  std::string notes_;
+  std::vector<std::pair<std::string, int>> notes_;
   std::string headline_;
 };
 

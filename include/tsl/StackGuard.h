@@ -37,11 +37,15 @@ inline uintptr_t& stackLimit() {
 
 } // namespace detail
 
+/// Whether the native stack is nearly exhausted.
+inline bool nativeStackLow() {
+  char probe;
+  return reinterpret_cast<uintptr_t>(&probe) < detail::stackLimit();
+}
+
 /// Throws a runtime error if the native stack is nearly exhausted.
 inline void checkStack() {
-  char probe;
-  if (reinterpret_cast<uintptr_t>(&probe) < detail::stackLimit())
-    fail(ErrorKind::Runtime, "stack depth exceeded");
+  if (nativeStackLow()) fail(ErrorKind::Runtime, "stack depth exceeded");
 }
 
 } // namespace tsl

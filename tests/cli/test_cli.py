@@ -1,0 +1,304 @@
+#!/usr/bin/env python3
+"""Drives the real `tsl` binary from the command line: options, `tsl run`, `tsl check`,
+error reports, exit statuses and malformed input.
+
+usage: test_cli.py PATH_TO_TSL
+
+Every check is independent; each failure is printed, and the exit status is 1 if any
+check failed. Standard library only.
+"""
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+if len(sys.argv) != 2:
+    sys.exit("usage: test_cli.py PATH_TO_TSL")
+TSL = os.path.abspath(sys.argv[1])
+if not (os.path.isfile(TSL) and os.access(TSL, os.X_OK)):
+    sys.exit(f"FAIL  {TSL} is not an executable file")
+
+failures = []
+passes = 0
+BUDGET = 55.0  # past this many seconds in all, timeouts shrink so a hang fails fast
+STARTED = time.monotonic()
+
+
+def check(name, ok, detail=""):
+    global passes
+    if ok:
+        passes += 1
+        print(f"ok    {name}")
+    else:
+        failures.append(name)
+        print(f"FAIL  {name}")
+        if detail:
+            for line in detail.rstrip("\n").split("\n"):
+                print(f"        {line}")
+
+
+def clip(text, limit=600):
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more chars]"
+
+
+class Result:
+    def __init__(self, rc, out, err, seconds):
+        self.rc, self.out, self.err, self.seconds = rc, out, err, seconds
+
+    def __str__(self):
+        return f"exit status: {self.rc}\nstdout: {clip(self.out)!r}\nstderr: {clip(self.err)!r}"
+
+
+def tsl(*args, stdin=b"", timeout=30):
+    """Runs tsl with `args` in the work directory; never raises on timeout."""
+    start = time.monotonic()
+    timeout = min(timeout, max(3.0, BUDGET - (start - STARTED)))
+    try:
+        p = subprocess.run([TSL, *args], input=stdin, capture_output=True, cwd=WORK,
+                           timeout=timeout)
+        rc = p.returncode
+        out, err = p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc = "timeout"
+        out, err = e.stdout or b"", e.stderr or b""
+    return Result(rc, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
+                  time.monotonic() - start)
+
+
+def write(name, content):
+    path = os.path.join(WORK, name)
+    with open(path, "wb") as f:
+        f.write(content.encode() if isinstance(content, str) else content)
+    return name
+
+
+def caret_column(lines, headline_index):
+    """Column (1-based) of the caret line following a headline and its source line."""
+    if len(lines) < headline_index + 3:
+        return None
+    caret = lines[headline_index + 2]
+    return caret.index("^") + 1 if "^" in caret else None
+
+
+def check_report(name, r, file, line, col, kind, message, source_line, exit_status=1):
+    """Checks `file:line:col: kind error: message...`, then the source line, then a caret."""
+    lines = r.err.split("\n")
+    prefix = f"{file}:{line}:{col}: {kind} error: {message}"
+    heads = [i for i, l in enumerate(lines) if l.startswith(prefix)]
+    ok = r.rc == exit_status and bool(heads)
+    if ok:
+        i = heads[0]
+        ok = (len(lines) > i + 2 and lines[i + 1] == source_line
+              and caret_column(lines, i) == col)
+    check(name, ok, f"expected exit {exit_status} and stderr starting with {prefix!r}, "
+                    f"then {source_line!r}, then a caret at column {col}\n{r}")
+
+
+def check_no_crash(name, r, want="syntax error"):
+    check(name, r.rc == 1 and want in r.err,
+          f"expected exit 1 and {want!r} on stderr (no crash, no hang)\n{r}")
+
+
+def main():
+    # --- options ------------------------------------------------------------------------
+    for flag in ("--help", "-h"):
+        r = tsl(flag)
+        check(f"{flag} exits 0 and shows usage with run/check",
+              r.rc == 0 and "usage" in r.out.lower() and "run" in r.out and "check" in r.out
+              and "--max-depth" in r.out, str(r))
+    r = tsl("--version")
+    check("--version exits 0 and prints 'tsl X.Y.Z'",
+          r.rc == 0 and re.fullmatch(r"tsl \d+\.\d+\.\d+\S*\n", r.out) is not None, str(r))
+    r = tsl("--no-such-option")
+    check("an unknown option exits 2 and names it",
+          r.rc == 2 and "--no-such-option" in r.err, str(r))
+    r = tsl("frobnicate")
+    check("an unknown command exits 2 and names it", r.rc == 2 and "frobnicate" in r.err, str(r))
+    r = tsl("run")
+    check("'run' without a file exits 2", r.rc == 2 and "usage" in r.err, str(r))
+    r = tsl("check", "a.tsl", "b.tsl")
+    check("'check' with two files exits 2", r.rc == 2, str(r))
+    for bad in ("x", "0", "-5", "99999999999"):
+        r = tsl("--max-depth", bad, "run", "nothing.tsl")
+        check(f"--max-depth {bad} is refused with exit 2", r.rc == 2, str(r))
+    r = tsl("--max-depth")
+    check("--max-depth without a value exits 2", r.rc == 2, str(r))
+
+    # --- run with arguments ---------------------------------------------------------------
+    args = write("args.tsl", "(prn *args*)\n")
+    r = tsl("run", args, "a", "b")
+    check("run FILE a b binds *args* to [\"a\" \"b\"]", r.rc == 0 and r.out == '["a" "b"]\n', str(r))
+    r = tsl("run", args)
+    check("run FILE without arguments binds *args* to []", r.rc == 0 and r.out == "[]\n", str(r))
+    r = tsl("run", args, "--max-depth", "-x", "")
+    check("arguments after FILE (even option-like ones) belong to the program",
+          r.rc == 0 and r.out == '["--max-depth" "-x" ""]\n', str(r))
+
+    # --- syntax error: unclosed paren on line 3 ---------------------------------------------
+    unclosed = write("unclosed.tsl", "(def x 1)\n(println x)\n  (defn f [y]\n    (+ y 1)\n\n")
+    r = tsl("run", unclosed)
+    check_report("unclosed '(' on line 3 is reported at 3:3 with source line and caret", r,
+                 unclosed, 3, 3, "syntax", "unclosed '('", "  (defn f [y]")
+    r = tsl("check", unclosed)
+    check_report("'check' reports the unclosed '(' the same way", r,
+                 unclosed, 3, 3, "syntax", "unclosed '('", "  (defn f [y]")
+
+    # --- loop/recur in constant stack -----------------------------------------------------
+    loop = write("loop.tsl", "(println (loop [i 0] (if (< i 1000000) (recur (inc i)) i)))\n")
+    r = tsl("run", loop)
+    check("10^6 iterations of loop/recur finish and print the count",
+          r.rc == 0 and r.out == "1000000\n", str(r))
+
+    # --- call depth ------------------------------------------------------------------------
+    deep = write("deep.tsl", "(defn f [n] (+ 1 (f n)))\n(f 1)\n")
+    r = tsl("run", deep)
+    check_report("unbounded recursion: runtime error: stack depth exceeded at the call (1:18)", r,
+                 deep, 1, 18, "runtime", "stack depth exceeded", "(defn f [n] (+ 1 (f n)))")
+    rec = "(defn f [n] (if (= n 0) 0 (+ 1 (f (- n 1)))))\n(println (f {}))\n"
+    r150 = write("rec150.tsl", rec.format(150))
+    r50 = write("rec50.tsl", rec.format(50))
+    r9000 = write("rec9000.tsl", rec.format(9000))
+    r = tsl("--max-depth", "100", "run", r150)
+    check("--max-depth 100: recursion of depth 150 fails with stack depth exceeded",
+          r.rc == 1 and re.search(r"^rec150\.tsl:\d+:\d+: runtime error: stack depth exceeded",
+                                  r.err, re.M) is not None and r.out == "", str(r))
+    r = tsl("--max-depth", "100", "run", r50)
+    check("--max-depth 100: recursion of depth 50 succeeds", r.rc == 0 and r.out == "50\n", str(r))
+    r = tsl("run", r9000)
+    check("default limit: recursion of depth 9000 succeeds", r.rc == 0 and r.out == "9000\n", str(r))
+    r = tsl("--max-depth", "1000000", "run", deep, timeout=45)
+    check("--max-depth 1000000: unbounded recursion still stops cleanly with "
+          "'file:line:col: runtime error: stack depth exceeded' (native stack guard)",
+          r.rc == 1 and re.search(r"^deep\.tsl:\d+:\d+: runtime error: stack depth exceeded",
+                                  r.err, re.M) is not None, str(r))
+
+    # --- error reports and kept output --------------------------------------------------------
+    err = write("err.tsl", '(println "before")\n(println (+ 1 nope))\n(println "after")\n')
+    r = tsl("run", err)
+    check_report("name error: file:line:col, source line, caret", r,
+                 err, 2, 15, "name", "unbound symbol 'nope'", "(println (+ 1 nope))")
+    check("stdout printed before an error is kept, nothing after it runs",
+          r.out == "before\n", str(r))
+    check("errors go to stderr, not stdout", "error" not in r.out, str(r))
+    typ = write("type.tsl", '(println "one")\n  (1 2)\n')
+    r = tsl("run", typ)
+    check_report("type error: calling a number points at its '('", r,
+                 typ, 2, 3, "type", "1 is not a function", "  (1 2)")
+    asrt = write("assert.tsl", '(assert (= 1 2) "boom")\n')
+    r = tsl("run", asrt)
+    check_report("assert error carries its message", r,
+                 asrt, 1, 1, "assert", "boom", '(assert (= 1 2) "boom")')
+
+    # --- standard input -----------------------------------------------------------------------
+    r = tsl("run", "-", stdin=b"(println (+ 40 2))\n")
+    check("run - reads the program from standard input", r.rc == 0 and r.out == "42\n", str(r))
+    r = tsl("run", "-", "x", "y", stdin=b"(prn *args*)\n")
+    check("run - ARGS binds *args*", r.rc == 0 and r.out == '["x" "y"]\n', str(r))
+    r = tsl("run", "-", stdin=b"(println 1)\n(car 2)\n")
+    check("an error in a stdin program names <stdin>",
+          r.rc == 1 and r.out == "1\n" and r.err.startswith("<stdin>:2:"), str(r))
+
+    # --- exit -------------------------------------------------------------------------------------
+    ex = write("exit.tsl", '(println "bye")\n(exit 3)\n(println "not reached")\n')
+    r = tsl("run", ex)
+    check("(exit 3) exits with status 3, output before it kept",
+          r.rc == 3 and r.out == "bye\n", str(r))
+    r = tsl("run", "-", stdin=b"(exit 0)\n(println \"no\")\n")
+    check("(exit 0) exits 0 immediately", r.rc == 0 and r.out == "", str(r))
+
+    # --- check ------------------------------------------------------------------------------------
+    two = write("two.tsl",
+                "(defn f [n]\n"
+                "  (+ 1 (recur n)))\n"
+                "\n"
+                "(defn g [x]\n"
+                "  (* x undefined-thing))\n"
+                "\n"
+                '(println "side effect")\n')
+    r = tsl("check", two)
+    check("check reports both independent errors (misplaced recur, unbound name), exit 1",
+          r.rc == 1
+          and re.search(r"^two\.tsl:2:8: syntax error: .*recur", r.err, re.M) is not None
+          and "two.tsl:5:8: name error: unbound symbol 'undefined-thing'" in r.err, str(r))
+    check("check does not run the program (no side effects on stdout)",
+          "side effect" not in r.out, str(r))
+    ok_file = write("good.tsl",
+                    "(defmacro twice [x] `(do ~x ~x))\n"
+                    "(defn sq [x] (* x x))\n"
+                    "(defn use-later [] (defined-below 2))\n"
+                    "(defn defined-below [y] (sq y))\n"
+                    '(twice (println "SIDE-EFFECT" (sq 3)))\n'
+                    "(exit 7)\n")
+    r = tsl("check", ok_file)
+    check("check of a correct file exits 0 without running it (no println, no exit 7)",
+          r.rc == 0 and "SIDE-EFFECT" not in r.out and r.err == "", str(r))
+    many = write("many.tsl", "(if)\n(when)\n(def z (fn [] zz))\n(defn c [x] (+ x (loop [i 0] (recur i) 1)))\n")
+    r = tsl("check", many)
+    check("check reports four errors in four forms",
+          r.rc == 1 and all(f"many.tsl:{n}:" in r.err for n in (1, 2, 3, 4)), str(r))
+    r = tsl("check", "-", stdin=b'(println "from stdin")\n')
+    check("check - reads standard input and runs nothing", r.rc == 0 and r.out == "", str(r))
+
+    # --- io errors ----------------------------------------------------------------------------------
+    for cmd in ("run", "check"):
+        r = tsl(cmd, "does-not-exist.tsl")
+        check(f"{cmd} of a missing file: io error naming it, exit 1",
+              r.rc == 1 and "io error" in r.err and "does-not-exist.tsl" in r.err, str(r))
+    os.mkdir(os.path.join(WORK, "adir"))
+    for cmd in ("run", "check"):
+        r = tsl(cmd, "adir")
+        check(f"{cmd} of a directory: io error, exit 1",
+              r.rc == 1 and "io error" in r.err, str(r))
+
+    # --- malformed input ------------------------------------------------------------------------------
+    rng = random.Random(20240611)
+    malformed = {
+        "binary garbage": bytes(rng.randrange(256) for _ in range(8192)),
+        "garbage starting with valid text": b"(println 1)\n" + bytes(rng.randrange(128, 256) for _ in range(512)),
+        "invalid UTF-8 in a string": b'(println "caf\xe9 \xff\xfe")\n',
+        "truncated UTF-8 sequence": b'(println "\xe2\x82")\n',
+        "UTF-16 surrogate encoded in UTF-8": b'(println "\xed\xa0\x80")\n',
+        "overlong UTF-8 encoding": b'(println "\xc0\xaf")\n',
+        "NUL bytes": b"\x00\x00(\x00)\n",
+        "100000 nested parens (closed)": b"(" * 100000 + b")" * 100000 + b"\n",
+        "100000 nested parens (unclosed)": b"(" * 100000 + b"\n",
+        "100000 nested brackets": b"[" * 100000 + b"]" * 100000 + b"\n",
+        "100000 nested braces": b"{" * 100000 + b"\n",
+        "100000 quote prefixes": b"'" * 100000 + b"x\n",
+        "100000 stray closers": b")" * 100000 + b"\n",
+        "unterminated string": b'(println "abc\n',
+    }
+    for i, (what, data) in enumerate(malformed.items()):
+        name = write(f"malformed{i}.tsl", data)
+        for cmd in ("run", "check"):
+            r = tsl(cmd, name)
+            check_no_crash(f"{cmd}: {what} gives a syntax error, exit 1", r)
+            if cmd == "run":
+                check(f"{cmd}: {what}: nothing printed to stdout", r.out == "", str(r))
+    r = tsl("run", "-", stdin=bytes(rng.randrange(256) for _ in range(4096)))
+    check_no_crash("run -: binary garbage on stdin gives a syntax error, exit 1", r)
+    r = tsl("run", write("nul.tsl", b"\x00\x00(\x00)\n"))
+    head = r.err.split("\n")[0]
+    check("a NUL byte is named by its code point and never echoed raw",
+          head.endswith("syntax error: unexpected control character U+0000") and "\x00" not in r.err,
+          f"headline: {head!r}\n{r}")
+
+    # --- tsl without a terminal: a plain read-eval-print loop over stdin ------------------------
+    r = tsl(stdin=b"(+ 1 2)\n(def x 41)\n(inc x)\nnope\n(+ 2 2)\n")
+    check("tsl with piped stdin evaluates each form, survives errors, exits 0",
+          r.rc == 0 and r.out.split("\n")[:4] == ["3", "x", "42", "4"]
+          and "name error: unbound symbol 'nope'" in r.err, str(r))
+
+
+with tempfile.TemporaryDirectory(prefix="tsl-cli-") as WORK:
+    started = time.monotonic()
+    main()
+    print(f"\n{passes} passed, {len(failures)} failed in {time.monotonic() - started:.1f}s")
+    if failures:
+        print("failed checks:")
+        for name in failures:
+            print(f"  - {name}")
+sys.exit(1 if failures else 0)
