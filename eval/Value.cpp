@@ -169,6 +169,7 @@ bool tensorsEqual(const Tensor& a, const Tensor& b) {
 
 bool valuesEqual(const Value& a, const Value& b) {
   checkStack();
+  if (a.kind() == b.kind() && !a.isTensor() && a.object() == b.object()) return true; // identical
   if (a.isSequential() && b.isSequential()) {
     if (sequenceCount(a) != sequenceCount(b)) return false;
     if (a.isVector() && b.isVector()) {

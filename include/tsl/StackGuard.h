@@ -25,8 +25,14 @@ inline uintptr_t computeStackLimit() {
   if (pthread_getattr_np(pthread_self(), &attr) != 0) return 0;
   pthread_attr_getstack(&attr, &base, &size);
   pthread_attr_destroy(&attr);
-  // Keep a margin for the work done between checks and for error handling itself.
-  const size_t margin = size / 8 > (size_t(256) << 10) ? size_t(256) << 10 : size / 8;
+  // Keep a margin for the work done between checks and for throwing the error itself
+  // (unwinding, building the message); sanitizers make every frame much larger.
+#ifdef TSL_SANITIZE
+  const size_t wanted = size_t(16) << 20;
+#else
+  const size_t wanted = size_t(1) << 20;
+#endif
+  const size_t margin = size / 4 < wanted ? size / 4 : wanted;
   return reinterpret_cast<uintptr_t>(base) + margin;
 }
 
