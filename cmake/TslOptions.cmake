@@ -2,7 +2,8 @@
 option(TSL_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 option(TSL_NATIVE "Tune for the build machine's CPU (-march=native)" ON)
 
-set(TSL_WARNINGS -Wall -Wextra -Wno-unused-parameter)
+# -Wno-restrict: GCC 12 reports std::string concatenation falsely (GCC bug 105329).
+set(TSL_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-restrict)
 
 if(TSL_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -O1)

@@ -231,7 +231,7 @@ Tensor applyUnary(UnaryOp op, const Tensor& a) {
       if constexpr (detail::applies<decltype(fn), C>()) {
         using R = ResultOf<decltype(fn), S>;
         TSL_ASSERT(dtypeOf<R>() == result.dtype);
-        detail::unaryLoop<S, R>(x, out, [fn](S value) {
+        detail::unaryLoop<S, R, decltype(fn)>(x, out, [fn](S value) {
           return convertElement<R>(fn(static_cast<C>(value)));
         });
       } else {
@@ -250,7 +250,7 @@ Tensor astype(const Tensor& x, DType dtype) {
     using From = decltype(fromTag);
     dispatchDType(dtype, [&](auto toTag) {
       using To = decltype(toTag);
-      detail::unaryLoop<From, To>(x, out, [](From v) { return convertElement<To>(v); });
+      detail::unaryLoop<From, To, void>(x, out, [](From v) { return convertElement<To>(v); });
     });
   });
   return out;

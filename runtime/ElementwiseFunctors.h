@@ -177,20 +177,45 @@ struct SignFn {
     return a > T(0) ? T(1) : a < T(0) ? T(-1) : T(0);
   }
 };
-struct ExpFn { template <typename T> T operator()(T a) const { return std::exp(a); } };
-struct LogFn { template <typename T> T operator()(T a) const { return std::log(a); } };
-struct Log1pFn { template <typename T> T operator()(T a) const { return std::log1p(a); } };
-struct SqrtFn { template <typename T> T operator()(T a) const { return std::sqrt(a); } };
-struct RsqrtFn { template <typename T> T operator()(T a) const { return T(1) / std::sqrt(a); } };
+struct ExpFn {
+  template <typename T> T operator()(T a) const { return std::exp(a); }
+  template <typename A> static auto vec(const A& a) { return a.exp(); }
+};
+struct LogFn {
+  template <typename T> T operator()(T a) const { return std::log(a); }
+  template <typename A> static auto vec(const A& a) { return a.log(); }
+};
+struct Log1pFn {
+  template <typename T> T operator()(T a) const { return std::log1p(a); }
+  template <typename A> static auto vec(const A& a) { return a.log1p(); }
+};
+struct SqrtFn {
+  template <typename T> T operator()(T a) const { return std::sqrt(a); }
+  template <typename A> static auto vec(const A& a) { return a.sqrt(); }
+};
+struct RsqrtFn {
+  template <typename T> T operator()(T a) const { return T(1) / std::sqrt(a); }
+  template <typename A> static auto vec(const A& a) { return a.sqrt().inverse(); }
+};
 struct SquareFn {
   template <typename T> T operator()(T a) const {
     if constexpr (std::is_integral_v<T>) return wrapMul(a, a);
     else return a * a;
   }
+  template <typename A> static auto vec(const A& a) { return a.square(); }
 };
-struct SinFn { template <typename T> T operator()(T a) const { return std::sin(a); } };
-struct CosFn { template <typename T> T operator()(T a) const { return std::cos(a); } };
-struct TanhFn { template <typename T> T operator()(T a) const { return std::tanh(a); } };
+struct SinFn {
+  template <typename T> T operator()(T a) const { return std::sin(a); }
+  template <typename A> static auto vec(const A& a) { return a.sin(); }
+};
+struct CosFn {
+  template <typename T> T operator()(T a) const { return std::cos(a); }
+  template <typename A> static auto vec(const A& a) { return a.cos(); }
+};
+struct TanhFn {
+  template <typename T> T operator()(T a) const { return std::tanh(a); }
+  template <typename A> static auto vec(const A& a) { return a.tanh(); }
+};
 struct SigmoidFn {
   template <typename T> T operator()(T a) const {
     // Stable on both tails: never exp of a large positive number.
@@ -198,9 +223,11 @@ struct SigmoidFn {
     const T e = std::exp(a);
     return e / (T(1) + e);
   }
+  template <typename A> static auto vec(const A& a) { return a.logistic(); }
 };
 struct ReluFn {
   template <typename T> T operator()(T a) const { return a > T(0) ? a : T(0); }
+  template <typename A> static auto vec(const A& a) { return a.cwiseMax(typename A::Scalar(0)); }
 };
 struct GeluFn {
   template <typename T> T operator()(T a) const {

@@ -1,0 +1,40 @@
+// runtime/NeuralNet.h — the neural-network primitives of LANGUAGE.md §4.
+//
+// Shapes are logical: images are NCHW, convolution weights OIHW. Every function checks
+// its operands and reports shape or value errors naming itself; the type and shape rules
+// (the *Type functions) are the ones the kernels use, so eager execution and the IR agree.
+#pragma once
+
+#include "runtime/Tensor.h"
+
+#include <array>
+
+namespace tsl {
+
+struct Conv2dAttrs {
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0}; ///< zeros added on each side of H and W
+};
+
+struct Pool2dAttrs {
+  std::array<int64_t, 2> kernel{1, 1};
+  std::array<int64_t, 2> stride{1, 1}; ///< defaults to the kernel (set by the caller)
+  std::array<int64_t, 2> padding{0, 0};
+};
+
+/// Output shape of conv2d: x [N,C,H,W], w [O,C,Kh,Kw] -> [N,O,Ho,Wo] with
+/// Ho = (H + 2*ph - Kh) / sh + 1. Shape errors for mismatched channels, ranks, or a
+/// kernel larger than the padded input; value errors for non-positive strides.
+Shape conv2dShape(const Shape& x, const Shape& w, const Conv2dAttrs& attrs);
+/// 2-D convolution (cross-correlation, as in PyTorch) of float tensors of one dtype.
+Tensor conv2d(const Tensor& x, const Tensor& w, const Conv2dAttrs& attrs);
+
+/// Output shape of pooling over [N,C,H,W].
+Shape pool2dShape(const Shape& x, const Pool2dAttrs& attrs);
+/// Max over each window; padding counts as -inf.
+Tensor maxPool2d(const Tensor& x, const Pool2dAttrs& attrs);
+/// Mean over each window; padding counts as 0 and is included in the divisor
+/// (PyTorch's count_include_pad=True).
+Tensor avgPool2d(const Tensor& x, const Pool2dAttrs& attrs);
+
+} // namespace tsl

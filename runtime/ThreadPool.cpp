@@ -1,0 +1,138 @@
+// runtime/ThreadPool.cpp — a fixed set of workers fed one parallel loop at a time.
+#include "runtime/ThreadPool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace tsl {
+
+namespace {
+
+class ThreadPool {
+public:
+  explicit ThreadPool(int threads) {
+    for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
+  }
+
+  int size() const { return static_cast<int>(workers_.size()) + 1; }
+
+  /// Runs chunks [0, chunks) of `job`, this thread taking part; one loop at a time.
+  void run(int64_t chunks, const std::function<void(int64_t)>& job) {
+    std::lock_guard<std::mutex> serial(runMutex_); // nested or concurrent loops wait their turn
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      job_ = &job;
+      chunks_ = chunks;
+      next_.store(0);
+      pending_ = chunks;
+      error_ = nullptr;
+      ++generation_;
+    }
+    wake_.notify_all();
+    drain();
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+    job_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+private:
+  /// Takes chunks until none are left.
+  void drain() {
+    for (;;) {
+      const int64_t chunk = next_.fetch_add(1);
+      if (chunk >= chunks_) return;
+      try {
+        (*job_)(chunk);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!error_) error_ = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--pending_ == 0) done_.notify_all();
+    }
+  }
+
+  void work() {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stopping_ || (generation_ != seen && job_); });
+        if (stopping_) return;
+        seen = generation_;
+      }
+      drain();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::mutex runMutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const std::function<void(int64_t)>* job_ = nullptr;
+  int64_t chunks_ = 0;
+  std::atomic<int64_t> next_{0};
+  int64_t pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stopping_ = false;
+  std::exception_ptr error_;
+};
+
+int configuredThreads() {
+  if (const char* env = std::getenv("TSL_NUM_THREADS")) {
+    const int n = std::atoi(env);
+    if (n >= 1) return std::min(n, 256);
+  }
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+ThreadPool& pool() {
+  static ThreadPool instance(configuredThreads());
+  return instance;
+}
+
+/// Set while this thread runs a chunk: a parallel loop inside a chunk runs inline.
+thread_local bool insideChunk = false;
+
+} // namespace
+
+int threadCount() { return pool().size(); }
+
+void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+  if (n <= 0) return;
+  const int threads = threadCount();
+  if (threads == 1 || insideChunk || n < 2 * std::max<int64_t>(grain, 1)) {
+    body(0, n);
+    return;
+  }
+  // A few chunks per thread balance uneven work without much overhead.
+  const int64_t chunks = std::min<int64_t>(n / std::max<int64_t>(grain, 1), int64_t(threads) * 4);
+  const int64_t step = (n + chunks - 1) / chunks;
+  pool().run(chunks, [&](int64_t chunk) {
+    const int64_t begin = chunk * step, end = std::min(n, begin + step);
+    if (begin >= end) return;
+    insideChunk = true;
+    struct Reset {
+      ~Reset() { insideChunk = false; }
+    } reset;
+    body(begin, end);
+  });
+}
+
+} // namespace tsl
