@@ -88,6 +88,7 @@ void registerBuiltins(Interp& interp) {
   builtins::registerNumericBuiltins(interp);
   builtins::registerCollectionBuiltins(interp);
   builtins::registerCoreBuiltins(interp);
+  builtins::registerTensorBuiltins(interp); // after the others: it extends get and astype
 }
 
 } // namespace tsl

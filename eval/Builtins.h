@@ -49,5 +49,6 @@ inline Value boolean(bool b) { return Value::boolean(b); }
 void registerNumericBuiltins(Interp& interp);
 void registerCollectionBuiltins(Interp& interp);
 void registerCoreBuiltins(Interp& interp);
+void registerTensorBuiltins(Interp& interp);
 
 } // namespace tsl::builtins

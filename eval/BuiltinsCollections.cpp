@@ -119,7 +119,9 @@ void registerCollectionBuiltins(Interp& interp) {
     if (args[0].isVector()) return args[0];
     return makeVector(items(cx, args, 0));
   });
-  interp.defineBuiltin("concat", 0, -1, [](CallContext& cx, Args args) {
+  // Sequence concatenation into a list, for quasiquote's expansions; `concat` itself is
+  // the tensor primitive of LANGUAGE.md §4.
+  interp.defineBuiltin("%concat", 0, -1, [](CallContext& cx, Args args) {
     std::vector<Value> out;
     for (size_t i = 0; i < args.size(); ++i) {
       std::vector<Value> part = items(cx, args, i);

@@ -5,6 +5,7 @@
 #include "eval/Builtins.h"
 #include "runtime/Elementwise.h"
 #include "runtime/ScalarFastPath.h"
+#include "eval/Trees.h"
 
 namespace tsl::builtins {
 
@@ -15,18 +16,29 @@ namespace {
        describeKind(got));
 }
 
+/// + - * / also work leaf by leaf on trees (maps and vectors of tensors) of one
+/// structure, and between a tensor and every leaf of a tree.
+constexpr bool worksOnTrees(BinaryOp op) {
+  return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div;
+}
+
+template <BinaryOp op>
+Value binaryCall(const Value& a, const Value& b);
+
+template <BinaryOp op>
+Value treeCall(const Value& a, const Value& b) {
+  return treeBinary(a, b, [](const Value& x, const Value& y) { return binaryCall<op>(x, y); });
+}
+
 /// (op a b) for two operands: the builtin's two-argument meaning and its fast path.
 template <BinaryOp op>
 Value binaryCall(const Value& a, const Value& b) {
+  if (a.isTensor() && b.isTensor()) [[likely]]
+    return Value(applyBinaryInline<op>(a.tensor(), b.tensor()));
+  if constexpr (worksOnTrees(op))
+    if ((isTreeNode(a) || a.isTensor()) && (isTreeNode(b) || b.isTensor())) return treeCall<op>(a, b);
   if (!a.isTensor()) notTensor(op, 0, a);
-  if (!b.isTensor()) notTensor(op, 1, b);
-  return Value(applyBinaryInline<op>(a.tensor(), b.tensor()));
-}
-
-Value binary(BinaryOp op, const CallContext&, const Value& a, const Value& b, size_t index) {
-  if (!a.isTensor()) notTensor(op, index, a);
-  if (!b.isTensor()) notTensor(op, index + 1, b);
-  return Value(applyBinary(op, a.tensor(), b.tensor()));
+  notTensor(op, 1, b);
 }
 
 /// (+ a b c) folds left; (+) and (*) are their identities; (- x) negates (keeping the
@@ -36,13 +48,18 @@ void defineFold(Interp& interp, const char* name, int64_t identity, bool unaryIn
   auto& builtin = interp.defineBuiltin(name, unaryInverse ? 1 : 0, -1, [identity, unaryInverse](CallContext& cx, Args args) -> Value {
     if (args.empty()) return Value(Tensor::weakInt(identity));
     if (args.size() == 1) {
-      if (!args[0].isTensor()) notTensor(op, 0, args[0]);
+      if (!args[0].isTensor()) {
+        if constexpr (worksOnTrees(op))
+          if (isTreeNode(args[0]) && op == BinaryOp::Sub)
+            return treeCall<BinaryOp::Mul>(Value(Tensor::weakInt(-1)), args[0]);
+        notTensor(op, 0, args[0]);
+      }
       if (op == BinaryOp::Sub) return Value(applyUnary(UnaryOp::Neg, args[0].tensor()));
       if (unaryInverse) return Value(applyBinary(op, Tensor::weakInt(identity), args[0].tensor()));
       return args[0];
     }
-    Value acc = binary(op, cx, args[0], args[1], 0);
-    for (size_t i = 2; i < args.size(); ++i) acc = binary(op, cx, acc, args[i], i - 1);
+    Value acc = binaryCall<op>(args[0], args[1]);
+    for (size_t i = 2; i < args.size(); ++i) acc = binaryCall<op>(acc, args[i]);
     return acc;
   });
   builtin.setBinaryFn(binaryCall<op>);
@@ -52,9 +69,9 @@ void defineFold(Interp& interp, const char* name, int64_t identity, bool unaryIn
 template <BinaryOp op>
 void defineComparison(Interp& interp, const char* name) {
   auto& builtin = interp.defineBuiltin(name, 2, -1, [](CallContext& cx, Args args) -> Value {
-    if (args.size() == 2) return binary(op, cx, args[0], args[1], 0);
+    if (args.size() == 2) return binaryCall<op>(args[0], args[1]);
     for (size_t i = 0; i + 1 < args.size(); ++i) {
-      const Value result = binary(op, cx, args[i], args[i + 1], i);
+      const Value result = binaryCall<op>(args[i], args[i + 1]);
       if (!result.tensor().isScalar())
         fail(ErrorKind::Type, cx.self.name(), " with more than two operands compares scalars only");
       if (!result.tensor().isNonZero()) return boolean(false);
@@ -100,7 +117,7 @@ void registerNumericBuiltins(Interp& interp) {
   defineBinary<BinaryOp::LogicalAnd>(interp, "logical-and");
   defineBinary<BinaryOp::LogicalOr>(interp, "logical-or");
 
-#define TSL_DEFINE_UNARY(name, text)                                                               \
+#define TSL_DEFINE_UNARY(name, text, mnemonic)                                                               \
   if (UnaryOp::name != UnaryOp::GeluTanh && UnaryOp::name != UnaryOp::Gelu)                        \
     defineUnary(interp, text, UnaryOp::name);
   TSL_UNARY_OPS(TSL_DEFINE_UNARY)
@@ -117,11 +134,11 @@ void registerNumericBuiltins(Interp& interp) {
     return Value(applyUnary(op, tensorArg(cx, kw.positional(), 0)));
   });
 
-  interp.defineBuiltin("inc", 1, 1, [](CallContext& cx, Args args) {
-    return binary(BinaryOp::Add, cx, args[0], Value(Tensor::weakInt(1)), 0);
+  interp.defineBuiltin("inc", 1, 1, [](CallContext&, Args args) {
+    return binaryCall<BinaryOp::Add>(args[0], Value(Tensor::weakInt(1)));
   });
-  interp.defineBuiltin("dec", 1, 1, [](CallContext& cx, Args args) {
-    return binary(BinaryOp::Sub, cx, args[0], Value(Tensor::weakInt(1)), 0);
+  interp.defineBuiltin("dec", 1, 1, [](CallContext&, Args args) {
+    return binaryCall<BinaryOp::Sub>(args[0], Value(Tensor::weakInt(1)));
   });
 
   interp.defineBuiltin("=", 1, -1, [](CallContext&, Args args) {

@@ -369,7 +369,7 @@ SyntaxPtr Expander::quasiquote(const SyntaxPtr& form, int depth) {
     else
       parts.push_back(coreCall("list", {quasiquote(item, depth)}, item->span()));
   }
-  SyntaxPtr concatenated = coreCall("concat", std::move(parts), span);
+  SyntaxPtr concatenated = coreCall("%concat", std::move(parts), span);
   if (form->isList()) return concatenated;
   if (form->isVector()) return coreCall("vec", {concatenated}, span);
   return coreCall("apply", {Syntax::symbol("core/hash-map", span), concatenated}, span);

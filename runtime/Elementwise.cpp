@@ -17,12 +17,12 @@ namespace tsl {
 namespace {
 
 const char* const kBinaryNames[] = {
-#define TSL_NAME(name, text) text,
+#define TSL_NAME(name, text, mnemonic) text,
     TSL_BINARY_OPS(TSL_NAME)
 #undef TSL_NAME
 };
 const char* const kUnaryNames[] = {
-#define TSL_NAME(name, text) text,
+#define TSL_NAME(name, text, mnemonic) text,
     TSL_UNARY_OPS(TSL_NAME)
 #undef TSL_NAME
 };
@@ -66,7 +66,7 @@ using ComputeOf = std::conditional_t<std::is_same_v<S, f16> || std::is_same_v<S,
 template <typename Fn>
 decltype(auto) withFunctor(BinaryOp op, Fn&& fn) {
   switch (op) {
-#define TSL_CASE(name, text)                                                                       \
+#define TSL_CASE(name, text, mnemonic)                                                                       \
   case BinaryOp::name: return fn(detail::name##Fn{});
     TSL_BINARY_OPS(TSL_CASE)
 #undef TSL_CASE
@@ -77,7 +77,7 @@ decltype(auto) withFunctor(BinaryOp op, Fn&& fn) {
 template <typename Fn>
 decltype(auto) withFunctor(UnaryOp op, Fn&& fn) {
   switch (op) {
-#define TSL_CASE(name, text)                                                                       \
+#define TSL_CASE(name, text, mnemonic)                                                                       \
   case UnaryOp::name: return fn(detail::name##Fn{});
     TSL_UNARY_OPS(TSL_CASE)
 #undef TSL_CASE
@@ -239,6 +239,48 @@ Tensor applyUnary(UnaryOp op, const Tensor& a) {
       }
     });
   });
+  return out;
+}
+
+Shape broadcastShapes(const Shape& a, const Shape& b, const Shape& c, const char* opName) {
+  return broadcastShapes(broadcastShapes(a, b, opName), c, opName);
+}
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  const TypeKey type = promoteTypes(a.typeKey(), b.typeKey());
+  const Shape shape = broadcastShapes(cond.shape(), a.shape(), b.shape(), "where");
+  const Tensor c = toOperand(cond, DType::Bool), x = toOperand(a, type.dtype), y = toOperand(b, type.dtype);
+  if (shape.rank() == 0) {
+    const Tensor& chosen = c.isNonZero() ? x : y;
+    return type.weak ? chosen : chosen.strengthened();
+  }
+  Tensor out = Tensor::empty(type.dtype, shape);
+  dispatchDType(type.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    detail::ternaryLoop<bool, T, T, T>(c, x, y, out, [](bool p, T u, T v) { return p ? u : v; });
+  });
+  return out;
+}
+
+Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
+  const TypeKey type = promoteTypes(promoteTypes(x.typeKey(), lo.typeKey()), hi.typeKey());
+  const DType storage = isBool(type.dtype) ? DType::I64 : type.dtype;
+  const Shape shape = broadcastShapes(x.shape(), lo.shape(), hi.shape(), "clip");
+  const Tensor v = toOperand(x, storage), l = toOperand(lo, storage), h = toOperand(hi, storage);
+  Tensor out = Tensor::empty(storage, shape);
+  dispatchDType(storage, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      using C = ComputeOf<T>;
+      const detail::MaximumFn maximum;
+      const detail::MinimumFn minimum;
+      detail::ternaryLoop<T, T, T, T>(v, l, h, out, [&](T a, T b, T c) {
+        return convertElement<T>(minimum(maximum(static_cast<C>(a), static_cast<C>(b)), static_cast<C>(c)));
+      });
+    }
+  });
+  if (shape.rank() == 0 && type.weak)
+    return isFloat(storage) ? Tensor::weakFloat(out.toDouble()) : Tensor::weakInt(out.toInt());
   return out;
 }
 

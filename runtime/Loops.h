@@ -196,4 +196,33 @@ inline void copyElements(const Tensor& src, Tensor& dst) {
   }
 }
 
+/// Copies src into dst of the same shape where dst is any view (not only contiguous),
+/// by element size.
+inline void copyStrided(const Tensor& src, Tensor& dst) {
+  const Shape& shape = dst.shape();
+  if (shape.rank() == 0 || dst.numel() == 0) {
+    if (dst.numel() == 1) std::memcpy(dst.mutableData(), src.data(), src.elementSize());
+    return;
+  }
+  auto copy = [&](auto tag) {
+    using Bits = decltype(tag);
+    const Bits* in = reinterpret_cast<const Bits*>(src.data());
+    Bits* out = reinterpret_cast<Bits*>(dst.mutableData());
+    Strides dstStrides{};
+    for (int i = 0; i < shape.rank(); ++i) dstStrides[i] = dst.strides()[i];
+    const std::array<Strides, 2> strides{broadcastStrides(src, shape), dstStrides};
+    const int64_t inner = shape[shape.rank() - 1];
+    const int64_t si = strides[0][shape.rank() - 1], so = strides[1][shape.rank() - 1];
+    parallelRows<2>(shape, strides, [&](int64_t, const std::array<int64_t, 2>& offsets) {
+      for (int64_t j = 0; j < inner; ++j) out[offsets[1] + j * so] = in[offsets[0] + j * si];
+    });
+  };
+  switch (src.elementSize()) {
+  case 1: copy(uint8_t{}); break;
+  case 2: copy(uint16_t{}); break;
+  case 4: copy(uint32_t{}); break;
+  default: copy(uint64_t{}); break;
+  }
+}
+
 } // namespace tsl::detail

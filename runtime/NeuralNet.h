@@ -14,12 +14,14 @@ namespace tsl {
 struct Conv2dAttrs {
   std::array<int64_t, 2> stride{1, 1};
   std::array<int64_t, 2> padding{0, 0}; ///< zeros added on each side of H and W
+  bool operator==(const Conv2dAttrs&) const = default;
 };
 
 struct Pool2dAttrs {
   std::array<int64_t, 2> kernel{1, 1};
   std::array<int64_t, 2> stride{1, 1}; ///< defaults to the kernel (set by the caller)
   std::array<int64_t, 2> padding{0, 0};
+  bool operator==(const Pool2dAttrs&) const = default;
 };
 
 /// Output shape of conv2d: x [N,C,H,W], w [O,C,Kh,Kw] -> [N,O,Ho,Wo] with

@@ -3,9 +3,13 @@
 
 #include "runtime/Dispatch.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 #include <new>
 #include <sys/mman.h>
+#include <unistd.h>
 
 namespace tsl {
 
@@ -20,16 +24,74 @@ constexpr size_t kHugePage = size_t(2) << 20;
 
 // ---- Storage ----
 
+namespace {
+
+/// Bytes of physical memory; a buffer larger than this can never be used.
+size_t physicalMemory() {
+  static const size_t bytes = [] {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page) : SIZE_MAX;
+  }();
+  return bytes;
+}
+
+std::string gibibytes(size_t bytes) { return cat(static_cast<double>(bytes) / double(1 << 30), " GiB"); }
+
+/// Large freed buffers kept for reuse. A fresh mapping costs a page fault and the
+/// kernel's zeroing per page on first touch — as much as the kernel writing it — so
+/// eager code that makes a same-sized temporary every step reuses the last one instead.
+/// Holds at most an eighth of physical memory (and 2 GiB); anything beyond is unmapped.
+class BlockCache {
+public:
+  void* take(size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = free_.find(bytes);
+    if (it == free_.end()) return nullptr;
+    void* p = it->second;
+    free_.erase(it);
+    held_ -= bytes;
+    return p;
+  }
+  bool give(void* p, size_t bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const size_t limit = std::min(physicalMemory() / 8, size_t(2) << 30);
+    if (held_ + bytes > limit) return false;
+    free_.emplace(bytes, p);
+    held_ += bytes;
+    return true;
+  }
+
+private:
+  std::mutex mutex_;
+  std::multimap<size_t, void*> free_;
+  size_t held_ = 0;
+};
+
+BlockCache& blockCache() {
+  static auto* cache = new BlockCache(); // never destroyed: tensors may outlive statics
+  return *cache;
+}
+
+} // namespace
+
 Ref<Storage> Storage::allocate(size_t bytes, bool zeroed) {
+  if (bytes > physicalMemory())
+    fail(ErrorKind::Value, "a tensor of ", gibibytes(bytes), " is larger than this machine's ",
+         gibibytes(physicalMemory()), " of memory");
   Ref<Storage> storage(new Storage());
   storage->bytes_ = bytes;
   if (bytes >= kHugePageThreshold) {
-    // A private anonymous mapping is zero-filled by the kernel: no memset needed.
     const size_t mapped = (bytes + kHugePage - 1) / kHugePage * kHugePage;
-    void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) fail(ErrorKind::Runtime, "out of memory allocating ", bytes, " bytes");
-    madvise(p, mapped, MADV_HUGEPAGE);
-    storage->data_ = static_cast<char*>(p);
+    if (void* reused = blockCache().take(mapped)) {
+      if (zeroed) std::memset(reused, 0, mapped);
+      storage->data_ = static_cast<char*>(reused);
+    } else {
+      // A private anonymous mapping is zero-filled by the kernel: no memset needed.
+      void* p = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) fail(ErrorKind::Runtime, "out of memory allocating ", bytes, " bytes");
+      madvise(p, mapped, MADV_HUGEPAGE);
+      storage->data_ = static_cast<char*>(p);
+    }
     storage->origin_ = Origin::Mapped;
     return storage;
   }
@@ -53,9 +115,11 @@ Ref<Storage> Storage::wrap(void* data, size_t bytes, std::function<void(void*)> 
 Storage::~Storage() {
   switch (origin_) {
   case Origin::Heap: std::free(data_); break;
-  case Origin::Mapped:
-    munmap(data_, (bytes_ + kHugePage - 1) / kHugePage * kHugePage);
+  case Origin::Mapped: {
+    const size_t mapped = (bytes_ + kHugePage - 1) / kHugePage * kHugePage;
+    if (!blockCache().give(data_, mapped)) munmap(data_, mapped);
     break;
+  }
   case Origin::External:
     if (release_) release_(data_);
     break;

@@ -45,22 +45,27 @@ Tensor selectIndex(const Tensor& x, int axis, int64_t index) {
                       x.offset() + index * x.strides()[axis], *x.storage());
 }
 
-Tensor transpose(const Tensor& x, std::span<const int64_t> perm) {
-  const int rank = x.rank();
-  Dims order{};
+std::vector<int64_t> resolvePermutation(int rank, std::span<const int64_t> perm) {
+  std::vector<int64_t> order(static_cast<size_t>(rank));
   if (perm.empty()) {
     for (int i = 0; i < rank; ++i) order[i] = rank - 1 - i;
-  } else {
-    if (static_cast<int>(perm.size()) != rank)
-      fail(ErrorKind::Shape, "transpose: permutation of ", perm.size(), " axes for a tensor of rank ", rank);
-    std::array<bool, Shape::kMaxRank> seen{};
-    for (int i = 0; i < rank; ++i) {
-      const int axis = normalizeAxis(perm[i], rank);
-      if (seen[axis]) fail(ErrorKind::Value, "transpose: axis ", perm[i], " appears twice in the permutation");
-      seen[axis] = true;
-      order[i] = axis;
-    }
+    return order;
   }
+  if (static_cast<int>(perm.size()) != rank)
+    fail(ErrorKind::Shape, "transpose: permutation of ", perm.size(), " axes for a tensor of rank ", rank);
+  std::array<bool, Shape::kMaxRank> seen{};
+  for (int i = 0; i < rank; ++i) {
+    const int axis = normalizeAxis(perm[i], rank);
+    if (seen[axis]) fail(ErrorKind::Value, "transpose: axis ", perm[i], " appears twice in the permutation");
+    seen[axis] = true;
+    order[i] = axis;
+  }
+  return order;
+}
+
+Tensor transpose(const Tensor& x, std::span<const int64_t> perm) {
+  const int rank = x.rank();
+  const std::vector<int64_t> order = resolvePermutation(rank, perm);
   if (rank == 0) return x;
   Dims dims{}, strides{};
   for (int i = 0; i < rank; ++i) {
@@ -70,48 +75,65 @@ Tensor transpose(const Tensor& x, std::span<const int64_t> perm) {
   return makeView(x, Shape(std::span<const int64_t>(dims.data(), rank)), strides, x.offset());
 }
 
+namespace {
+
+/// Start and count of a range over an axis of `size`, by Python's rules.
+std::pair<int64_t, int64_t> resolveRange(const SliceRange& range, int64_t size, int axis) {
+  const int64_t step = range.step;
+  if (step == 0) fail(ErrorKind::Value, "slice: step 0 on axis ", axis);
+  // Negative bounds count from the end, then clip.
+  auto clip = [&](std::optional<int64_t> bound, int64_t open) {
+    if (!bound) return open;
+    const int64_t b = *bound < 0 ? *bound + size : *bound;
+    if (step > 0) return std::clamp<int64_t>(b, 0, size);
+    return std::clamp<int64_t>(b, -1, size - 1);
+  };
+  const int64_t start = clip(range.start, step > 0 ? 0 : size - 1);
+  const int64_t stop = clip(range.stop, step > 0 ? size : -1);
+  const int64_t count = step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
+                                 : std::max<int64_t>(0, (start - stop - step - 1) / -step);
+  return {start, count};
+}
+
+} // namespace
+
+Shape sliceShape(const Shape& x, std::span<const SliceRange> ranges) {
+  if (static_cast<int>(ranges.size()) > x.rank())
+    fail(ErrorKind::Shape, "slice: ", ranges.size(), " ranges for a tensor of rank ", x.rank());
+  Shape out = x;
+  for (size_t i = 0; i < ranges.size(); ++i) out[static_cast<int>(i)] = resolveRange(ranges[i], x[static_cast<int>(i)], static_cast<int>(i)).second;
+  return out;
+}
+
 Tensor slice(const Tensor& x, std::span<const SliceRange> ranges) {
-  const int rank = x.rank();
-  if (static_cast<int>(ranges.size()) > rank)
-    fail(ErrorKind::Shape, "slice: ", ranges.size(), " ranges for a tensor of rank ", rank);
-  if (rank == 0) return x;
-  Dims dims{}, strides{};
+  const Shape shape = sliceShape(x.shape(), ranges);
+  if (x.rank() == 0) return x;
+  Dims strides{};
   int64_t offset = x.offset();
-  for (int i = 0; i < rank; ++i) {
-    const int64_t size = x.shape()[i];
+  for (int i = 0; i < x.rank(); ++i) {
     const SliceRange range = i < static_cast<int>(ranges.size()) ? ranges[i] : SliceRange{};
-    const int64_t step = range.step;
-    if (step == 0) fail(ErrorKind::Value, "slice: step 0 on axis ", i);
-    // Python's rules: negative bounds count from the end, then clip.
-    auto clip = [&](std::optional<int64_t> bound, int64_t open) {
-      if (!bound) return open;
-      int64_t b = *bound < 0 ? *bound + size : *bound;
-      if (step > 0) return std::clamp<int64_t>(b, 0, size);
-      return std::clamp<int64_t>(b, -1, size - 1);
-    };
-    const int64_t start = clip(range.start, step > 0 ? 0 : size - 1);
-    const int64_t stop = clip(range.stop, step > 0 ? size : -1);
-    const int64_t count = step > 0 ? std::max<int64_t>(0, (stop - start + step - 1) / step)
-                                   : std::max<int64_t>(0, (start - stop - step - 1) / -step);
-    dims[i] = count;
-    strides[i] = x.strides()[i] * step;
+    const auto [start, count] = resolveRange(range, x.shape()[i], i);
+    strides[i] = x.strides()[i] * range.step;
     if (count > 0) offset += start * x.strides()[i];
   }
-  return makeView(x, Shape(std::span<const int64_t>(dims.data(), rank)), strides, offset);
+  return makeView(x, shape, strides, offset);
+}
+
+void checkBroadcastTo(const Shape& from, const Shape& to) {
+  const int offset = to.rank() - from.rank();
+  if (offset < 0)
+    fail(ErrorKind::Shape, "broadcast-to: cannot broadcast ", from.str(), " to the lower rank ", to.str());
+  for (int i = 0; i < from.rank(); ++i)
+    if (from[i] != to[offset + i] && from[i] != 1)
+      fail(ErrorKind::Shape, "broadcast-to: cannot broadcast ", from.str(), " to ", to.str(), " (axis ", i, ": ",
+           from[i], " vs ", to[offset + i], ")");
 }
 
 Tensor broadcastTo(const Tensor& x, const Shape& shape) {
+  checkBroadcastTo(x.shape(), shape);
   const int rank = shape.rank(), offset = rank - x.rank();
-  if (offset < 0)
-    fail(ErrorKind::Shape, "broadcast-to: cannot broadcast ", x.shape().str(), " to the lower rank ", shape.str());
   Dims strides{};
-  for (int i = 0; i < x.rank(); ++i) {
-    const int64_t from = x.shape()[i], to = shape[offset + i];
-    if (from != to && from != 1)
-      fail(ErrorKind::Shape, "broadcast-to: cannot broadcast ", x.shape().str(), " to ", shape.str(),
-           " (axis ", i, ": ", from, " vs ", to, ")");
-    strides[offset + i] = from == to ? x.strides()[i] : 0;
-  }
+  for (int i = 0; i < x.rank(); ++i) strides[offset + i] = x.shape()[i] == shape[offset + i] ? x.strides()[i] : 0;
   if (rank == 0) return x;
   return makeView(x, shape, strides, x.offset());
 }
@@ -131,14 +153,18 @@ Shape resolveReshape(const Shape& from, std::span<const int64_t> dims) {
     }
   }
   std::vector<int64_t> out(dims.begin(), dims.end());
+  auto text = [&] {
+    std::string s = "[";
+    for (size_t i = 0; i < out.size(); ++i) s += cat(i ? "," : "", out[i]);
+    return s + "]";
+  };
   if (unknown >= 0) {
     if (known == 0 || total % known != 0)
-      fail(ErrorKind::Shape, "reshape: cannot reshape ", from.str(), " (", total, " elements) with a -1 into ",
-           Shape(std::span<const int64_t>(out)).str());
+      fail(ErrorKind::Shape, "reshape: cannot reshape ", from.str(), " (", total, " elements) into ", text());
     out[unknown] = total / known;
   } else if (known != total) {
-    fail(ErrorKind::Shape, "reshape: cannot reshape ", from.str(), " (", total, " elements) into ",
-         Shape(std::span<const int64_t>(out)).str(), " (", known, " elements)");
+    fail(ErrorKind::Shape, "reshape: cannot reshape ", from.str(), " (", total, " elements) into ", text(), " (",
+         known, " elements)");
   }
   return Shape(std::span<const int64_t>(out));
 }
@@ -154,41 +180,54 @@ Tensor reshape(const Tensor& x, const Shape& shape) {
   return makeView(x, shape, contiguousStrides(shape), x.offset());
 }
 
-Tensor expandDims(const Tensor& x, int64_t axis) {
-  const int rank = x.rank() + 1;
-  const int at = normalizeAxis(axis, rank);
-  Dims dims{}, strides{};
-  for (int i = 0, j = 0; i < rank; ++i) {
-    if (i == at) {
-      dims[i] = 1;
-      strides[i] = 0;
-    } else {
-      dims[i] = x.shape()[j];
-      strides[i] = x.strides()[j];
-      ++j;
-    }
-  }
-  return makeView(x, Shape(std::span<const int64_t>(dims.data(), rank)), strides, x.offset());
+Shape expandDimsShape(const Shape& x, int64_t axis) {
+  const int at = normalizeAxis(axis, x.rank() + 1);
+  Shape out;
+  for (int i = 0, j = 0; i <= x.rank(); ++i) out.push(i == at ? 1 : x[j++]);
+  return out;
 }
 
-Tensor squeeze(const Tensor& x, std::span<const int64_t> axes) {
+Tensor expandDims(const Tensor& x, int64_t axis) {
+  const Shape shape = expandDimsShape(x.shape(), axis);
+  const int at = normalizeAxis(axis, x.rank() + 1);
+  Dims strides{};
+  for (int i = 0, j = 0; i < shape.rank(); ++i) strides[i] = i == at ? 0 : x.strides()[j++];
+  return makeView(x, shape, strides, x.offset());
+}
+
+namespace {
+
+/// Which axes squeeze removes.
+std::array<bool, Shape::kMaxRank> squeezedAxes(const Shape& x, std::span<const int64_t> axes) {
   std::array<bool, Shape::kMaxRank> drop{};
   for (int64_t axis : axes) {
     const int a = normalizeAxis(axis, x.rank());
-    if (x.shape()[a] != 1)
-      fail(ErrorKind::Shape, "squeeze: axis ", axis, " has size ", x.shape()[a], ", not 1");
+    if (x[a] != 1) fail(ErrorKind::Shape, "squeeze: axis ", axis, " has size ", x[a], ", not 1");
     drop[a] = true;
   }
-  Dims dims{}, strides{};
-  int rank = 0;
-  for (int i = 0; i < x.rank(); ++i) {
-    if (axes.empty() ? x.shape()[i] == 1 : drop[i]) continue;
-    dims[rank] = x.shape()[i];
-    strides[rank] = x.strides()[i];
-    ++rank;
-  }
-  if (rank == 0) return Tensor::scalarFromBytes(x.dtype(), x.data());
-  return makeView(x, Shape(std::span<const int64_t>(dims.data(), rank)), strides, x.offset());
+  if (axes.empty())
+    for (int i = 0; i < x.rank(); ++i) drop[i] = x[i] == 1;
+  return drop;
+}
+
+} // namespace
+
+Shape squeezeShape(const Shape& x, std::span<const int64_t> axes) {
+  const auto drop = squeezedAxes(x, axes);
+  Shape out;
+  for (int i = 0; i < x.rank(); ++i)
+    if (!drop[i]) out.push(x[i]);
+  return out;
+}
+
+Tensor squeeze(const Tensor& x, std::span<const int64_t> axes) {
+  const auto drop = squeezedAxes(x.shape(), axes);
+  const Shape shape = squeezeShape(x.shape(), axes);
+  if (shape.rank() == 0) return Tensor::scalarFromBytes(x.dtype(), x.data());
+  Dims strides{};
+  for (int i = 0, j = 0; i < x.rank(); ++i)
+    if (!drop[i]) strides[j++] = x.strides()[i];
+  return makeView(x, shape, strides, x.offset());
 }
 
 Tensor contiguous(const Tensor& x) {

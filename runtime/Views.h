@@ -19,6 +19,8 @@ Tensor selectIndex(const Tensor& x, int axis, int64_t index);
 
 /// Axes permuted (`perm` empty: reversed).
 Tensor transpose(const Tensor& x, std::span<const int64_t> perm);
+/// The permutation transpose uses (checked; `perm` empty: reversed).
+std::vector<int64_t> resolvePermutation(int rank, std::span<const int64_t> perm);
 
 /// One range per axis (missing trailing axes are whole). Python's slice rules: negative
 /// bounds count from the end, bounds are clipped, nullopt means open, step may be
@@ -26,11 +28,15 @@ Tensor transpose(const Tensor& x, std::span<const int64_t> perm);
 struct SliceRange {
   std::optional<int64_t> start, stop;
   int64_t step = 1;
+  bool operator==(const SliceRange&) const = default;
 };
 Tensor slice(const Tensor& x, std::span<const SliceRange> ranges);
+Shape sliceShape(const Shape& x, std::span<const SliceRange> ranges);
 
 /// x viewed with NumPy broadcasting to `shape` (stride 0 on new or size-1 axes).
 Tensor broadcastTo(const Tensor& x, const Shape& shape);
+/// Checks that `from` broadcasts to `to`.
+void checkBroadcastTo(const Shape& from, const Shape& to);
 
 /// The shape `dims` with one -1 resolved against x's element count; a shape error if it
 /// cannot hold exactly that many elements.
@@ -40,8 +46,10 @@ Tensor reshape(const Tensor& x, const Shape& shape);
 
 /// A new axis of size 1 at `axis` (negative counts from the end of the result).
 Tensor expandDims(const Tensor& x, int64_t axis);
+Shape expandDimsShape(const Shape& x, int64_t axis);
 /// Removes the given size-1 axes (all size-1 axes when `axes` is empty).
 Tensor squeeze(const Tensor& x, std::span<const int64_t> axes);
+Shape squeezeShape(const Shape& x, std::span<const int64_t> axes);
 
 /// x itself if contiguous, else a contiguous copy.
 Tensor contiguous(const Tensor& x);

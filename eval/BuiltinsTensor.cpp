@@ -1,0 +1,148 @@
+// eval/BuiltinsTensor.cpp — the tensor primitives, trees, files and tensor assertions.
+//
+// Every primitive of the operation table becomes a builtin that reads its arguments with
+// parseOpCall (eval/OpArgs.h) and runs through runOp, which applies the table's type rule
+// and kernel. Elementwise operations were registered earlier with their scalar fast path
+// (BuiltinsNumeric.cpp) and are left alone here.
+#include "eval/Builtins.h"
+#include "eval/OpArgs.h"
+#include "eval/Trees.h"
+#include "runtime/Elementwise.h"
+#include "runtime/Io.h"
+#include "runtime/Structure.h"
+
+#include <cmath>
+
+namespace tsl::builtins {
+
+namespace {
+
+Value runCall(const CallContext& cx, const OpCall& call) {
+  std::vector<Tensor> operands;
+  operands.reserve(call.operands.size());
+  for (const Value* v : call.operands) operands.push_back(v->tensor());
+  return Value(runOp(call.kind, call.attrs, operands));
+}
+
+/// Registers the primitive `name` as a builtin that parses and runs it.
+void definePrimitive(Interp& interp, const std::string& name) {
+  interp.defineBuiltin(name, 0, -1, [name](CallContext& cx, Args args) {
+    return runCall(cx, *parseOpCall(cx, name, args));
+  });
+}
+
+/// A Value of the vector of a shape's dimensions.
+Value shapeValue(const Shape& shape) {
+  std::vector<Value> dims;
+  for (int64_t d : shape) dims.emplace_back(Tensor::ofInt(d));
+  return makeVector(std::move(dims));
+}
+
+/// Elementwise closeness as NumPy's allclose: |a - b| <= atol + rtol * |b|.
+void assertClose(const CallContext& cx, const Tensor& a, const Tensor& b, double rtol, double atol,
+                 const std::string& where) {
+  const Tensor x = astype(a, DType::F64), y = astype(b, DType::F64);
+  const Shape shape = broadcastShapes(a.shape(), b.shape(), "assert-close");
+  const Tensor diff = applyUnary(UnaryOp::Abs, applyBinary(BinaryOp::Sub, x, y));
+  const Tensor bound = applyBinary(BinaryOp::Add, Tensor::ofFloat(atol, DType::F64),
+                                   applyBinary(BinaryOp::Mul, Tensor::ofFloat(rtol, DType::F64),
+                                               applyUnary(UnaryOp::Abs, y)));
+  const Tensor ok = applyBinary(BinaryOp::LessEqual, diff, bound);
+  const Tensor allOk = reduce(ReduceOp::Min, astype(ok, DType::I64), {});
+  if (allOk.toInt() == 1) return;
+  const Tensor worst = reduce(ReduceOp::Max, applyBinary(BinaryOp::Sub, diff, bound), {});
+  const Tensor at = reduce(ReduceOp::ArgMax, reshape(applyBinary(BinaryOp::Sub, diff, bound), Shape{shape.numel()}), {});
+  (void)cx;
+  fail(ErrorKind::Assert, "assert-close: values differ", where, ": |a - b| exceeds atol + rtol * |b| by ",
+       worst.toDouble(), " at flat index ", at.toInt(), " (rtol ", rtol, ", atol ", atol, ")");
+}
+
+} // namespace
+
+void registerTensorBuiltins(Interp& interp) {
+  for (const std::string& name : opCallNames()) {
+    const Var* existing = interp.core().find(name);
+    if (existing && existing->defined && name != "astype") continue; // elementwise fast paths
+    if (name == "get") continue;                                        // shared with maps, below
+    definePrimitive(interp, name);
+  }
+
+  // get: indexing on tensors, lookup on maps and vectors.
+  const Value lookup = interp.core().find("get")->value;
+  interp.defineBuiltin("get", 2, -1, [lookup](CallContext& cx, Args args) {
+    if (args[0].isTensor() && !args[0].tensor().isScalar()) return runCall(cx, *parseOpCall(cx, "get", args));
+    if (args.size() > 3) fail(ErrorKind::Type, "wrong number of arguments to get: expected 2 to 3 for a map or vector");
+    return cx.interp.apply(lookup, args, cx.span);
+  });
+
+  interp.defineBuiltin("shape", 1, 1, [](CallContext& cx, Args args) {
+    return shapeValue(tensorArg(cx, args, 0).shape());
+  });
+  interp.defineBuiltin("rank", 1, 1, [](CallContext& cx, Args args) {
+    return Value(Tensor::ofInt(tensorArg(cx, args, 0).rank()));
+  });
+  interp.defineBuiltin("size", 1, 1, [](CallContext& cx, Args args) {
+    return Value(Tensor::ofInt(tensorArg(cx, args, 0).numel()));
+  });
+  interp.defineBuiltin("split", 2, 4, [](CallContext& cx, Args args) {
+    KeywordArgs kw(cx, args, 2, {"axis"});
+    const Value* axis = kw.find("axis");
+    std::vector<Value> parts;
+    for (Tensor& part : split(tensorArg(cx, args, 0), readInt(cx, args[1], "the number of parts"),
+                              axis ? readInt(cx, *axis, ":axis") : 0))
+      parts.emplace_back(std::move(part));
+    return makeVector(std::move(parts));
+  });
+
+  // ---- Trees ----
+  interp.defineBuiltin("tree-map", 2, -1, [](CallContext& cx, Args args) {
+    const Value& f = callableArg(cx, args, 0);
+    return treeMap(args.subspan(1), [&](std::span<const Value> leaves) {
+      cx.interp.poll(cx.span);
+      return cx.interp.apply(f, leaves, cx.span);
+    });
+  });
+  interp.defineBuiltin("tree-leaves", 1, 1, [](CallContext&, Args args) { return makeVector(treeLeaves(args[0])); });
+  interp.defineBuiltin("tree-reduce", 3, 3, [](CallContext& cx, Args args) {
+    const Value& f = callableArg(cx, args, 0);
+    Value acc = args[1];
+    for (const Value& leaf : treeLeaves(args[2])) {
+      const Value pair[2] = {acc, leaf};
+      acc = cx.interp.apply(f, Args(pair, 2), cx.span);
+    }
+    return acc;
+  });
+
+  // ---- Files ----
+  interp.defineBuiltin("load-csv", 1, 5, [](CallContext& cx, Args args) {
+    KeywordArgs kw(cx, args, 1, {"dtype", "skip-header"});
+    CsvOptions options;
+    if (const Value* dtype = kw.find("dtype")) options.dtype = readDType(cx, *dtype);
+    if (const Value* skip = kw.find("skip-header")) options.skipHeader = readBool(cx, *skip, ":skip-header");
+    return Value(loadCsv(stringArg(cx, args, 0), options));
+  });
+  interp.defineBuiltin("load-npy", 1, 1, [](CallContext& cx, Args args) { return Value(loadNpy(stringArg(cx, args, 0))); });
+  interp.defineBuiltin("save-npy", 2, 2, [](CallContext& cx, Args args) {
+    saveNpy(stringArg(cx, args, 0), tensorArg(cx, args, 1));
+    return Value();
+  });
+
+  // ---- Checks ----
+  interp.defineBuiltin("assert-close", 2, 6, [](CallContext& cx, Args args) {
+    KeywordArgs kw(cx, args, 2, {"rtol", "atol"});
+    const double rtol = kw.find("rtol") ? readNumber(cx, *kw.find("rtol"), ":rtol").asDouble() : 1e-5;
+    const double atol = kw.find("atol") ? readNumber(cx, *kw.find("atol"), ":atol").asDouble() : 1e-8;
+    const Value trees[] = {args[0], args[1]};
+    size_t leaf = 0;
+    treeMap(trees, [&](std::span<const Value> pair) {
+      for (size_t i = 0; i < 2; ++i)
+        if (!pair[i].isTensor()) badArgument(cx, i, "tensors (or trees of tensors)", pair[i]);
+      assertClose(cx, pair[0].tensor(), pair[1].tensor(), rtol, atol, isTreeNode(args[0]) ? cat(" in leaf ", leaf) : "");
+      ++leaf;
+      return Value();
+    });
+    return Value();
+  });
+}
+
+} // namespace tsl::builtins

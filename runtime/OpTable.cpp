@@ -1,0 +1,503 @@
+// runtime/OpTable.cpp — the entries of the operation table: type rules and kernels.
+//
+// Each entry names the module functions that implement it; the type rules call the same
+// shape functions the kernels check with (matmulShape, reduceShape, conv2dShape, ...), so
+// there is one definition of every rule.
+#include "runtime/Ops.h"
+
+#include "runtime/LinearAlgebra.h"
+#include "runtime/Random.h"
+#include "runtime/Softmax.h"
+#include "runtime/Structure.h"
+
+#include <algorithm>
+#include <array>
+
+namespace tsl {
+
+namespace {
+
+template <typename A>
+const A& get(const OpAttrs& attrs) {
+  const A* a = std::get_if<A>(&attrs);
+  TSL_ASSERT(a, "operation given the wrong kind of attributes");
+  return *a;
+}
+
+TypeKey keyOf(const TensorType& t) { return {t.dtype, t.weak}; }
+TensorType typeOf(TypeKey key, Shape shape) { return {key.dtype, key.weak, std::move(shape)}; }
+Shape shapeOf(std::span<const int64_t> dims) { return Shape(dims); }
+
+// ---- Elementwise ----
+
+template <BinaryOp op>
+TensorType binaryType(const OpAttrs&, std::span<const TensorType> in) {
+  return typeOf(resultType(op, keyOf(in[0]), keyOf(in[1])), broadcastShapes(in[0].shape, in[1].shape, opName(op)));
+}
+template <BinaryOp op>
+Tensor binaryKernel(const OpAttrs&, std::span<const Tensor> in) { return applyBinary(op, in[0], in[1]); }
+
+template <UnaryOp op>
+TensorType unaryType(const OpAttrs&, std::span<const TensorType> in) {
+  return typeOf(resultType(op, keyOf(in[0])), in[0].shape);
+}
+template <UnaryOp op>
+Tensor unaryKernel(const OpAttrs&, std::span<const Tensor> in) { return applyUnary(op, in[0]); }
+
+TensorType whereType(const OpAttrs&, std::span<const TensorType> in) {
+  return typeOf(promoteTypes(keyOf(in[1]), keyOf(in[2])), broadcastShapes(in[0].shape, in[1].shape, in[2].shape, "where"));
+}
+Tensor whereKernel(const OpAttrs&, std::span<const Tensor> in) { return where(in[0], in[1], in[2]); }
+
+TensorType clipType(const OpAttrs&, std::span<const TensorType> in) {
+  TypeKey t = promoteTypes(promoteTypes(keyOf(in[0]), keyOf(in[1])), keyOf(in[2]));
+  if (isBool(t.dtype)) t = {DType::I64, false};
+  return typeOf(t, broadcastShapes(in[0].shape, in[1].shape, in[2].shape, "clip"));
+}
+Tensor clipKernel(const OpAttrs&, std::span<const Tensor> in) { return clip(in[0], in[1], in[2]); }
+
+TensorType castType(const OpAttrs& a, std::span<const TensorType> in) {
+  return {get<CastAttrs>(a).dtype, false, in[0].shape};
+}
+Tensor castKernel(const OpAttrs& a, std::span<const Tensor> in) { return astype(in[0], get<CastAttrs>(a).dtype); }
+
+// ---- Reductions ----
+
+template <ReduceOp op>
+TensorType reduceType(const OpAttrs& a, std::span<const TensorType> in) {
+  return typeOf(reduceResultType(op, keyOf(in[0])), reduceShape(op, in[0].shape, get<ReduceAttrs>(a)));
+}
+template <ReduceOp op>
+Tensor reduceKernel(const OpAttrs& a, std::span<const Tensor> in) { return reduce(op, in[0], get<ReduceAttrs>(a)); }
+
+// ---- Movement ----
+
+TensorType reshapeType(const OpAttrs& a, std::span<const TensorType> in) {
+  return {in[0].dtype, false, resolveReshape(in[0].shape, get<ShapeAttrs>(a).dims)};
+}
+Tensor reshapeKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  return reshape(in[0], resolveReshape(in[0].shape(), get<ShapeAttrs>(a).dims));
+}
+
+TensorType transposeType(const OpAttrs& a, std::span<const TensorType> in) {
+  const std::vector<int64_t> order = resolvePermutation(in[0].shape.rank(), get<PermAttrs>(a).perm);
+  Shape out;
+  for (int64_t axis : order) out.push(in[0].shape[static_cast<int>(axis)]);
+  return {in[0].dtype, false, out};
+}
+Tensor transposeKernel(const OpAttrs& a, std::span<const Tensor> in) { return transpose(in[0], get<PermAttrs>(a).perm); }
+
+TensorType broadcastToType(const OpAttrs& a, std::span<const TensorType> in) {
+  const Shape to = shapeOf(get<ShapeAttrs>(a).dims);
+  checkBroadcastTo(in[0].shape, to);
+  return {in[0].dtype, false, to};
+}
+Tensor broadcastToKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  return broadcastTo(in[0], shapeOf(get<ShapeAttrs>(a).dims));
+}
+
+TensorType expandDimsType(const OpAttrs& a, std::span<const TensorType> in) {
+  return {in[0].dtype, false, expandDimsShape(in[0].shape, get<AxisAttrs>(a).axis)};
+}
+Tensor expandDimsKernel(const OpAttrs& a, std::span<const Tensor> in) { return expandDims(in[0], get<AxisAttrs>(a).axis); }
+
+TensorType squeezeType(const OpAttrs& a, std::span<const TensorType> in) {
+  return {in[0].dtype, false, squeezeShape(in[0].shape, get<AxesAttrs>(a).axes)};
+}
+Tensor squeezeKernel(const OpAttrs& a, std::span<const Tensor> in) { return squeeze(in[0], get<AxesAttrs>(a).axes); }
+
+TensorType sliceType(const OpAttrs& a, std::span<const TensorType> in) {
+  return {in[0].dtype, false, sliceShape(in[0].shape, get<SliceAttrs>(a).ranges)};
+}
+Tensor sliceKernel(const OpAttrs& a, std::span<const Tensor> in) { return slice(in[0], get<SliceAttrs>(a).ranges); }
+
+TensorType indexType(const OpAttrs& a, std::span<const TensorType> in) {
+  return {in[0].dtype, false, indexShape(in[0].shape, get<IndexAttrs>(a).indices)};
+}
+Tensor indexKernel(const OpAttrs& a, std::span<const Tensor> in) { return index(in[0], get<IndexAttrs>(a).indices); }
+
+TypeKey promoteAll(std::span<const TensorType> in) {
+  TypeKey t = keyOf(in[0]);
+  for (const TensorType& x : in) t = promoteTypes(t, keyOf(x));
+  return {concreteDType(t), false};
+}
+std::vector<Shape> shapesOf(std::span<const TensorType> in) {
+  std::vector<Shape> shapes;
+  for (const TensorType& x : in) shapes.push_back(x.shape);
+  return shapes;
+}
+
+TensorType concatType(const OpAttrs& a, std::span<const TensorType> in) {
+  return typeOf(promoteAll(in), concatShape(shapesOf(in), get<AxisAttrs>(a).axis));
+}
+Tensor concatKernel(const OpAttrs& a, std::span<const Tensor> in) { return concat(in, get<AxisAttrs>(a).axis); }
+
+TensorType stackType(const OpAttrs& a, std::span<const TensorType> in) {
+  return typeOf(promoteAll(in), stackShape(shapesOf(in), get<AxisAttrs>(a).axis));
+}
+Tensor stackKernel(const OpAttrs& a, std::span<const Tensor> in) { return stack(in, get<AxisAttrs>(a).axis); }
+
+TensorType padType(const OpAttrs& a, std::span<const TensorType> in) {
+  return {in[0].dtype, false, padShape(in[0].shape, get<PadAttrs>(a).widths)};
+}
+Tensor padKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  return pad(in[0], get<PadAttrs>(a).widths, get<PadAttrs>(a).value);
+}
+
+TensorType takeType(const OpAttrs& a, std::span<const TensorType> in) {
+  if (!isInteger(in[1].dtype)) fail(ErrorKind::Type, "take: indices must be integers, got ", dtypeName(in[1].dtype));
+  return {in[0].dtype, false, takeShape(in[0].shape, in[1].shape, get<AxisAttrs>(a).axis)};
+}
+Tensor takeKernel(const OpAttrs& a, std::span<const Tensor> in) { return take(in[0], in[1], get<AxisAttrs>(a).axis); }
+
+TensorType oneHotType(const OpAttrs& a, std::span<const TensorType> in) {
+  if (!isInteger(in[0].dtype) && !isBool(in[0].dtype))
+    fail(ErrorKind::Type, "one-hot: labels must be integers, got ", dtypeName(in[0].dtype));
+  const int64_t n = get<CountAttrs>(a).count;
+  if (n <= 0) fail(ErrorKind::Value, "one-hot: the number of classes must be positive, got ", n);
+  Shape out = in[0].shape;
+  out.push(n);
+  return {DType::F32, false, out};
+}
+Tensor oneHotKernel(const OpAttrs& a, std::span<const Tensor> in) { return oneHot(in[0], get<CountAttrs>(a).count); }
+
+// ---- Contractions ----
+
+TensorType matmulType(const OpAttrs&, std::span<const TensorType> in) {
+  return typeOf(contractionType(keyOf(in[0]), keyOf(in[1])), matmulShape(in[0].shape, in[1].shape));
+}
+Tensor matmulKernel(const OpAttrs&, std::span<const Tensor> in) { return matmul(in[0], in[1]); }
+
+TensorType dotType(const OpAttrs& a, std::span<const TensorType> in) {
+  if (in[0].shape.rank() == 0 || in[1].shape.rank() == 0) return binaryType<BinaryOp::Mul>(a, in);
+  return typeOf(contractionType(keyOf(in[0]), keyOf(in[1])), dotShape(in[0].shape, in[1].shape));
+}
+Tensor dotKernel(const OpAttrs&, std::span<const Tensor> in) { return dot(in[0], in[1]); }
+
+TensorType einsumType(const OpAttrs& a, std::span<const TensorType> in) {
+  return typeOf(promoteAll(in), einsumShape(get<EinsumAttrs>(a).spec, shapesOf(in)));
+}
+Tensor einsumKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  std::vector<TensorType> types;
+  for (const Tensor& t : in) types.push_back(TensorType::of(t));
+  const DType dtype = promoteAll(types).dtype;
+  const Tensor out = einsum(get<EinsumAttrs>(a).spec, in);
+  return out.dtype() == dtype ? out : astype(out, dtype);
+}
+
+/// conv2d and pooling take floats of one dtype: the operands' promoted float type.
+DType floatOperandType(std::span<const TensorType> in, const char* who) {
+  const DType dtype = promoteAll(in).dtype;
+  if (!isFloat(dtype))
+    fail(ErrorKind::Type, who, ": expects floating-point tensors, got ", dtypeName(in[0].dtype),
+         in.size() > 1 ? cat(" and ", dtypeName(in[1].dtype)) : std::string());
+  return dtype;
+}
+
+TensorType conv2dType(const OpAttrs& a, std::span<const TensorType> in) {
+  return {floatOperandType(in, "conv2d"), false, conv2dShape(in[0].shape, in[1].shape, get<Conv2dAttrs>(a))};
+}
+Tensor conv2dKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  const DType dtype = floatOperandType(std::array{TensorType::of(in[0]), TensorType::of(in[1])}, "conv2d");
+  return conv2d(astype(in[0], dtype), astype(in[1], dtype), get<Conv2dAttrs>(a));
+}
+
+TensorType poolType(const OpAttrs& a, std::span<const TensorType> in) {
+  return {floatOperandType(in, "pooling"), false, pool2dShape(in[0].shape, get<Pool2dAttrs>(a))};
+}
+Tensor maxPoolKernel(const OpAttrs& a, std::span<const Tensor> in) { return maxPool2d(in[0], get<Pool2dAttrs>(a)); }
+Tensor avgPoolKernel(const OpAttrs& a, std::span<const Tensor> in) { return avgPool2d(in[0], get<Pool2dAttrs>(a)); }
+
+// ---- Normalisation and losses ----
+
+TensorType floatSameShapeType(std::span<const TensorType> in, int64_t axis, const char* who) {
+  if (in[0].shape.rank() == 0) fail(ErrorKind::Shape, who, ": needs a tensor with at least one axis, got a scalar");
+  normalizeAxis(axis, in[0].shape.rank());
+  return {floatComputeType(in[0].dtype), false, in[0].shape};
+}
+
+TensorType softmaxType(const OpAttrs& a, std::span<const TensorType> in) {
+  return floatSameShapeType(in, get<AxisAttrs>(a).axis, "softmax");
+}
+Tensor softmaxKernel(const OpAttrs& a, std::span<const Tensor> in) { return softmax(in[0], get<AxisAttrs>(a).axis); }
+Tensor logSoftmaxKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  return logSoftmax(in[0], get<AxisAttrs>(a).axis);
+}
+
+TensorType layerNormType(const OpAttrs& a, std::span<const TensorType> in) {
+  return floatSameShapeType(in, get<NormAttrs>(a).axis, "layer-norm");
+}
+Tensor layerNormKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  return layerNorm(in[0], get<NormAttrs>(a).axis, get<NormAttrs>(a).eps);
+}
+
+TensorType crossEntropyType(const OpAttrs&, std::span<const TensorType> in) {
+  crossEntropyShape(in[0].shape, in[1].shape);
+  if (!isInteger(in[1].dtype))
+    fail(ErrorKind::Type, "cross-entropy: labels must be integers, got ", dtypeName(in[1].dtype));
+  return {floatComputeType(in[0].dtype), false, Shape{}};
+}
+Tensor crossEntropyKernel(const OpAttrs&, std::span<const Tensor> in) { return crossEntropy(in[0], in[1]); }
+
+TensorType mseType(const OpAttrs&, std::span<const TensorType> in) {
+  const TypeKey diff = resultType(BinaryOp::Sub, keyOf(in[0]), keyOf(in[1]));
+  broadcastShapes(in[0].shape, in[1].shape, "mse");
+  return isFloat(diff.dtype) ? TensorType{diff.dtype, diff.weak, Shape{}} : TensorType{DType::F32, false, Shape{}};
+}
+Tensor mseKernel(const OpAttrs&, std::span<const Tensor> in) { return mse(in[0], in[1]); }
+
+// ---- Creation and randomness ----
+
+TensorType fullType(const OpAttrs& a, std::span<const TensorType>) {
+  const FullAttrs& f = get<FullAttrs>(a);
+  const Shape shape = shapeOf(f.shape);
+  (void)shape.numel();
+  return {f.dtype, false, shape};
+}
+Tensor fullKernel(const OpAttrs& a, std::span<const Tensor>) {
+  const FullAttrs& f = get<FullAttrs>(a);
+  return full(shapeOf(f.shape), f.value, f.dtype);
+}
+
+TensorType arangeType(const OpAttrs& a, std::span<const TensorType>) {
+  const ArangeAttrs& r = get<ArangeAttrs>(a);
+  return {r.dtype, false, Shape{arangeLength(r.start, r.stop, r.step)}};
+}
+Tensor arangeKernel(const OpAttrs& a, std::span<const Tensor>) {
+  const ArangeAttrs& r = get<ArangeAttrs>(a);
+  return arange(r.start, r.stop, r.step, r.dtype);
+}
+
+TensorType linspaceType(const OpAttrs& a, std::span<const TensorType>) {
+  const LinspaceAttrs& l = get<LinspaceAttrs>(a);
+  if (l.num < 0) fail(ErrorKind::Value, "linspace: num must not be negative, got ", l.num);
+  return {l.dtype, false, Shape{l.num}};
+}
+Tensor linspaceKernel(const OpAttrs& a, std::span<const Tensor>) {
+  const LinspaceAttrs& l = get<LinspaceAttrs>(a);
+  return linspace(l.start, l.stop, l.num, l.dtype);
+}
+
+TensorType eyeType(const OpAttrs& a, std::span<const TensorType>) {
+  const EyeAttrs& e = get<EyeAttrs>(a);
+  if (e.n < 0 || e.m < 0) fail(ErrorKind::Value, "eye: sizes must not be negative");
+  return {e.dtype, false, Shape{e.n, e.m}};
+}
+Tensor eyeKernel(const OpAttrs& a, std::span<const Tensor>) {
+  const EyeAttrs& e = get<EyeAttrs>(a);
+  return eye(e.n, e.m, e.dtype);
+}
+
+void checkKeyType(const TensorType& key, const char* who) {
+  if (key.dtype != DType::I64 || !(key.shape == Shape{2}))
+    fail(ErrorKind::Type, who, ": expects a key (an i64[2] from rng-key or rng-split), got ", key.str());
+}
+
+TensorType rngKeyType(const OpAttrs&, std::span<const TensorType>) { return {DType::I64, false, Shape{2}}; }
+Tensor rngKeyKernel(const OpAttrs& a, std::span<const Tensor>) { return rngKey(get<SeedAttrs>(a).seed); }
+
+TensorType rngSplitType(const OpAttrs& a, std::span<const TensorType> in) {
+  checkKeyType(in[0], "rng-split");
+  const int64_t n = get<CountAttrs>(a).count;
+  if (n < 0) fail(ErrorKind::Value, "rng-split: the number of keys must not be negative, got ", n);
+  return {DType::I64, false, Shape{n, 2}};
+}
+Tensor rngSplitKernel(const OpAttrs& a, std::span<const Tensor> in) { return rngSplit(in[0], get<CountAttrs>(a).count); }
+
+TensorType randomType(const OpAttrs& a, std::span<const TensorType> in) {
+  checkKeyType(in[0], "rand");
+  const RandomAttrs& r = get<RandomAttrs>(a);
+  if (!isFloat(r.dtype)) fail(ErrorKind::Type, "rand: dtype must be a float type, got ", dtypeName(r.dtype));
+  const Shape shape = shapeOf(r.shape);
+  (void)shape.numel();
+  return {r.dtype, false, shape};
+}
+Tensor randUniformKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  const RandomAttrs& r = get<RandomAttrs>(a);
+  return randUniform(in[0], shapeOf(r.shape), r.dtype);
+}
+Tensor randNormalKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  const RandomAttrs& r = get<RandomAttrs>(a);
+  return randNormal(in[0], shapeOf(r.shape), r.dtype);
+}
+
+TensorType dropoutType(const OpAttrs& a, std::span<const TensorType> in) {
+  checkKeyType(in[0], "dropout");
+  const double rate = get<RateAttrs>(a).rate;
+  if (!(rate >= 0.0 && rate <= 1.0)) fail(ErrorKind::Value, "dropout: rate must be in [0, 1], got ", rate);
+  return {floatComputeType(in[1].dtype), false, in[1].shape};
+}
+Tensor dropoutKernel(const OpAttrs& a, std::span<const Tensor> in) { return dropout(in[0], in[1], get<RateAttrs>(a).rate); }
+
+// ---- The table ----
+
+struct Rule {
+  TensorType (*type)(const OpAttrs&, std::span<const TensorType>);
+  Tensor (*kernel)(const OpAttrs&, std::span<const Tensor>);
+};
+
+Rule ruleOf(OpKind kind) {
+  switch (kind) {
+#define TSL_BINARY_RULE(name, text, mnemonic)                                                      \
+  case OpKind::name: return {binaryType<BinaryOp::name>, binaryKernel<BinaryOp::name>};
+    TSL_BINARY_OPS(TSL_BINARY_RULE)
+#undef TSL_BINARY_RULE
+#define TSL_UNARY_RULE(name, text, mnemonic)                                                       \
+  case OpKind::name: return {unaryType<UnaryOp::name>, unaryKernel<UnaryOp::name>};
+    TSL_UNARY_OPS(TSL_UNARY_RULE)
+#undef TSL_UNARY_RULE
+  case OpKind::Where: return {whereType, whereKernel};
+  case OpKind::Clip: return {clipType, clipKernel};
+  case OpKind::Cast: return {castType, castKernel};
+  case OpKind::Sum: return {reduceType<ReduceOp::Sum>, reduceKernel<ReduceOp::Sum>};
+  case OpKind::Mean: return {reduceType<ReduceOp::Mean>, reduceKernel<ReduceOp::Mean>};
+  case OpKind::Prod: return {reduceType<ReduceOp::Prod>, reduceKernel<ReduceOp::Prod>};
+  case OpKind::Max: return {reduceType<ReduceOp::Max>, reduceKernel<ReduceOp::Max>};
+  case OpKind::Min: return {reduceType<ReduceOp::Min>, reduceKernel<ReduceOp::Min>};
+  case OpKind::ArgMax: return {reduceType<ReduceOp::ArgMax>, reduceKernel<ReduceOp::ArgMax>};
+  case OpKind::ArgMin: return {reduceType<ReduceOp::ArgMin>, reduceKernel<ReduceOp::ArgMin>};
+  case OpKind::LogSumExp: return {reduceType<ReduceOp::LogSumExp>, reduceKernel<ReduceOp::LogSumExp>};
+  case OpKind::Reshape: return {reshapeType, reshapeKernel};
+  case OpKind::Transpose: return {transposeType, transposeKernel};
+  case OpKind::BroadcastTo: return {broadcastToType, broadcastToKernel};
+  case OpKind::ExpandDims: return {expandDimsType, expandDimsKernel};
+  case OpKind::Squeeze: return {squeezeType, squeezeKernel};
+  case OpKind::Slice: return {sliceType, sliceKernel};
+  case OpKind::Index: return {indexType, indexKernel};
+  case OpKind::Concat: return {concatType, concatKernel};
+  case OpKind::Stack: return {stackType, stackKernel};
+  case OpKind::Pad: return {padType, padKernel};
+  case OpKind::Take: return {takeType, takeKernel};
+  case OpKind::OneHot: return {oneHotType, oneHotKernel};
+  case OpKind::MatMul: return {matmulType, matmulKernel};
+  case OpKind::Dot: return {dotType, dotKernel};
+  case OpKind::Einsum: return {einsumType, einsumKernel};
+  case OpKind::Conv2d: return {conv2dType, conv2dKernel};
+  case OpKind::MaxPool2d: return {poolType, maxPoolKernel};
+  case OpKind::AvgPool2d: return {poolType, avgPoolKernel};
+  case OpKind::Softmax: return {softmaxType, softmaxKernel};
+  case OpKind::LogSoftmax: return {softmaxType, logSoftmaxKernel};
+  case OpKind::LayerNorm: return {layerNormType, layerNormKernel};
+  case OpKind::CrossEntropy: return {crossEntropyType, crossEntropyKernel};
+  case OpKind::Mse: return {mseType, mseKernel};
+  case OpKind::Full: return {fullType, fullKernel};
+  case OpKind::Arange: return {arangeType, arangeKernel};
+  case OpKind::Linspace: return {linspaceType, linspaceKernel};
+  case OpKind::Eye: return {eyeType, eyeKernel};
+  case OpKind::RngKey: return {rngKeyType, rngKeyKernel};
+  case OpKind::RngSplit: return {rngSplitType, rngSplitKernel};
+  case OpKind::RandUniform: return {randomType, randUniformKernel};
+  case OpKind::RandNormal: return {randomType, randNormalKernel};
+  case OpKind::Dropout: return {dropoutType, dropoutKernel};
+  }
+  fail(ErrorKind::Internal, "no rule for operation ", static_cast<int>(kind));
+}
+
+bool isCommutative(BinaryOp op) {
+  switch (op) {
+  case BinaryOp::Add:
+  case BinaryOp::Mul:
+  case BinaryOp::Maximum:
+  case BinaryOp::Minimum:
+  case BinaryOp::Equal:
+  case BinaryOp::NotEqual:
+  case BinaryOp::LogicalAnd:
+  case BinaryOp::LogicalOr: return true;
+  default: return false;
+  }
+}
+
+std::vector<OpInfo> buildTable() {
+  std::vector<OpInfo> table;
+  auto add = [&](OpKind kind, const char* name, const char* mnemonic, int minIn, int maxIn, uint32_t traits) {
+    const Rule rule = ruleOf(kind);
+    table.push_back({kind, name, mnemonic, minIn, maxIn, traits, rule.type, rule.kernel});
+  };
+#define TSL_ADD_BINARY(name, text, mnemonic)                                                       \
+  add(OpKind::name, text, mnemonic, 2, 2, kElementwise | (isCommutative(BinaryOp::name) ? kCommutative : 0u));
+  TSL_BINARY_OPS(TSL_ADD_BINARY)
+#undef TSL_ADD_BINARY
+#define TSL_ADD_UNARY(name, text, mnemonic) add(OpKind::name, text, mnemonic, 1, 1, kElementwise);
+  TSL_UNARY_OPS(TSL_ADD_UNARY)
+#undef TSL_ADD_UNARY
+#define TSL_ADD_OTHER(name, text, mnemonic, minIn, maxIn, traits) add(OpKind::name, text, mnemonic, minIn, maxIn, traits);
+  TSL_OTHER_OPS(TSL_ADD_OTHER)
+#undef TSL_ADD_OTHER
+  for (size_t i = 0; i < table.size(); ++i) TSL_ASSERT(static_cast<size_t>(table[i].kind) == i);
+  return table;
+}
+
+const std::vector<OpInfo>& table() {
+  static const std::vector<OpInfo> instance = buildTable();
+  return instance;
+}
+
+} // namespace
+
+std::string TensorType::str() const {
+  const char* name = dtypeName(weak ? concreteDType({dtype, true}) : dtype);
+  return shape.rank() == 0 ? std::string(name) : cat(name, shape.str());
+}
+
+const OpInfo& opInfo(OpKind kind) { return table()[static_cast<size_t>(kind)]; }
+
+std::span<const OpInfo> allOps() { return table(); }
+
+const OpInfo* findOpByMnemonic(std::string_view mnemonic) {
+  for (const OpInfo& info : table())
+    if (mnemonic == info.mnemonic) return &info;
+  return nullptr;
+}
+
+OpKind opKind(BinaryOp op) {
+  switch (op) {
+#define TSL_MAP(name, text, mnemonic)                                                              \
+  case BinaryOp::name: return OpKind::name;
+    TSL_BINARY_OPS(TSL_MAP)
+#undef TSL_MAP
+  }
+  fail(ErrorKind::Internal, "bad binary op");
+}
+
+OpKind opKind(UnaryOp op) {
+  switch (op) {
+#define TSL_MAP(name, text, mnemonic)                                                              \
+  case UnaryOp::name: return OpKind::name;
+    TSL_UNARY_OPS(TSL_MAP)
+#undef TSL_MAP
+  }
+  fail(ErrorKind::Internal, "bad unary op");
+}
+
+TensorType inferType(OpKind kind, const OpAttrs& attrs, std::span<const TensorType> inputs) {
+  const OpInfo& info = opInfo(kind);
+  const int n = static_cast<int>(inputs.size());
+  if (n < info.minInputs || (info.maxInputs >= 0 && n > info.maxInputs))
+    fail(ErrorKind::Type, info.name, " takes ",
+         info.maxInputs < 0 ? cat("at least ", info.minInputs)
+                            : info.minInputs == info.maxInputs ? cat(info.minInputs) : cat(info.minInputs, " to ", info.maxInputs),
+         info.maxInputs == 1 ? " tensor" : " tensors", ", got ", n);
+  return info.type(attrs, inputs);
+}
+
+Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs) {
+  std::array<TensorType, 4> small;
+  std::vector<TensorType> large;
+  std::span<TensorType> types;
+  if (inputs.size() <= small.size()) {
+    types = std::span<TensorType>(small.data(), inputs.size());
+  } else {
+    large.resize(inputs.size());
+    types = large;
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) types[i] = TensorType::of(inputs[i]);
+  const TensorType predicted = inferType(kind, attrs, types);
+  Tensor result = opInfo(kind).kernel(attrs, inputs);
+  if (!predicted.weak && result.weak()) result = result.strengthened();
+  TSL_ASSERT(result.dtype() == predicted.dtype && result.weak() == predicted.weak && result.shape() == predicted.shape,
+             opInfo(kind).name, ": the kernel produced ", TensorType::of(result).str(), " where the type rule predicts ",
+             predicted.str());
+  return result;
+}
+
+} // namespace tsl

@@ -1,0 +1,225 @@
+// runtime/Ops.h — the one table of operations.
+//
+// Every primitive of LANGUAGE.md §4 is declared here once, with everything each phase
+// needs from it: its TSL name and IR mnemonic, how many tensor operands it takes, its
+// typed attributes, its traits (which passes query; they never switch on names), its
+// type and shape rule, and its eager kernel. The eager path and the IR use the same rule
+// — runOp() checks that the kernel's result has exactly the type the rule predicts.
+// Later layers add their entries (derivative rules, layout behaviour, lowering) keyed by
+// the same OpKind.
+#pragma once
+
+#include "runtime/Creation.h"
+#include "runtime/Elementwise.h"
+#include "runtime/NeuralNet.h"
+#include "runtime/Reduce.h"
+#include "runtime/Views.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace tsl {
+
+/// Ops beyond the elementwise lists of Elementwise.h:
+/// X(Enumerator, "tsl-name", "mnemonic", minInputs, maxInputs (-1: any), traits).
+#define TSL_OTHER_OPS(X)                                                                           \
+  X(Where, "where", "where", 3, 3, kElementwise)                                                   \
+  X(Clip, "clip", "clip", 3, 3, kElementwise)                                                      \
+  X(Cast, "astype", "astype", 1, 1, kElementwise)                                                  \
+  X(Sum, "sum", "sum", 1, 1, kReduction)                                                           \
+  X(Mean, "mean", "mean", 1, 1, kReduction)                                                        \
+  X(Prod, "prod", "prod", 1, 1, kReduction)                                                        \
+  X(Max, "max", "max", 1, 1, kReduction)                                                           \
+  X(Min, "min", "min", 1, 1, kReduction)                                                           \
+  X(ArgMax, "argmax", "argmax", 1, 1, kReduction)                                                  \
+  X(ArgMin, "argmin", "argmin", 1, 1, kReduction)                                                  \
+  X(LogSumExp, "logsumexp", "logsumexp", 1, 1, kReduction)                                         \
+  X(Reshape, "reshape", "reshape", 1, 1, kMovement)                                                \
+  X(Transpose, "transpose", "transpose", 1, 1, kMovement)                                          \
+  X(BroadcastTo, "broadcast-to", "broadcast_to", 1, 1, kMovement)                                  \
+  X(ExpandDims, "expand-dims", "expand_dims", 1, 1, kMovement)                                     \
+  X(Squeeze, "squeeze", "squeeze", 1, 1, kMovement)                                                \
+  X(Slice, "slice", "slice", 1, 1, kMovement)                                                      \
+  X(Index, "get", "index", 1, 1, kMovement)                                                        \
+  X(Concat, "concat", "concat", 1, -1, kMovement)                                                  \
+  X(Stack, "stack", "stack", 1, -1, kMovement)                                                     \
+  X(Pad, "pad", "pad", 1, 1, kMovement | kLayoutSensitive)                                         \
+  X(Take, "take", "take", 2, 2, kMovement)                                                         \
+  X(OneHot, "one-hot", "one_hot", 1, 1, 0)                                                         \
+  X(MatMul, "matmul", "matmul", 2, 2, kContraction | kLayoutSensitive)                             \
+  X(Dot, "dot", "dot", 2, 2, kContraction | kLayoutSensitive)                                      \
+  X(Einsum, "einsum", "einsum", 1, -1, kContraction | kLayoutSensitive)                            \
+  X(Conv2d, "conv2d", "conv2d", 2, 2, kContraction | kLayoutSensitive)                             \
+  X(MaxPool2d, "max-pool2d", "max_pool2d", 1, 1, kLayoutSensitive)                                 \
+  X(AvgPool2d, "avg-pool2d", "avg_pool2d", 1, 1, kLayoutSensitive)                                 \
+  X(Softmax, "softmax", "softmax", 1, 1, kLayoutSensitive)                                         \
+  X(LogSoftmax, "log-softmax", "log_softmax", 1, 1, kLayoutSensitive)                              \
+  X(LayerNorm, "layer-norm", "layer_norm", 1, 1, kLayoutSensitive)                                 \
+  X(CrossEntropy, "cross-entropy", "cross_entropy", 2, 2, 0)                                       \
+  X(Mse, "mse", "mse", 2, 2, 0)                                                                    \
+  X(Full, "full", "full", 0, 0, kCreation)                                                         \
+  X(Arange, "arange", "arange", 0, 0, kCreation)                                                   \
+  X(Linspace, "linspace", "linspace", 0, 0, kCreation)                                             \
+  X(Eye, "eye", "eye", 0, 0, kCreation)                                                            \
+  X(RngKey, "rng-key", "rng_key", 0, 0, kCreation)                                                 \
+  X(RngSplit, "rng-split", "rng_split", 1, 1, kRandom)                                             \
+  X(RandUniform, "rand", "rand", 1, 1, kRandom)                                                    \
+  X(RandNormal, "randn", "randn", 1, 1, kRandom)                                                   \
+  X(Dropout, "dropout", "dropout", 2, 2, kRandom)
+
+enum class OpKind : uint16_t {
+#define TSL_KIND(name, ...) name,
+  TSL_BINARY_OPS(TSL_KIND) TSL_UNARY_OPS(TSL_KIND) TSL_OTHER_OPS(TSL_KIND)
+#undef TSL_KIND
+};
+
+/// Traits passes ask about.
+enum OpTrait : uint32_t {
+  kElementwise = 1u << 0,      ///< output element i depends on input elements i only
+  kReduction = 1u << 1,        ///< reduces axes
+  kContraction = 1u << 2,      ///< a sum of products (matmul, conv2d, einsum)
+  kMovement = 1u << 3,         ///< rearranges elements without arithmetic
+  kCreation = 1u << 4,         ///< makes a tensor from attributes alone
+  kRandom = 1u << 5,           ///< a pure function of a key
+  kLayoutSensitive = 1u << 6,  ///< its meaning refers to axes, so layouts must be mapped
+  kSideEffecting = 1u << 7,    ///< must not be removed or reordered
+  kCommutative = 1u << 8,      ///< operands may be swapped
+};
+
+// ---- Typed attributes ----
+
+struct NoAttrs {
+  bool operator==(const NoAttrs&) const = default;
+};
+struct AxisAttrs { ///< softmax, log-softmax, concat, stack, take, expand-dims
+  int64_t axis = -1;
+  bool operator==(const AxisAttrs&) const = default;
+};
+struct ShapeAttrs { ///< reshape (one -1 allowed), broadcast-to
+  std::vector<int64_t> dims;
+  bool operator==(const ShapeAttrs&) const = default;
+};
+struct PermAttrs { ///< transpose; empty reverses the axes
+  std::vector<int64_t> perm;
+  bool operator==(const PermAttrs&) const = default;
+};
+struct AxesAttrs { ///< squeeze; empty removes every size-1 axis
+  std::vector<int64_t> axes;
+  bool operator==(const AxesAttrs&) const = default;
+};
+struct SliceAttrs {
+  std::vector<SliceRange> ranges;
+  bool operator==(const SliceAttrs&) const = default;
+};
+struct IndexAttrs { ///< get: an index per axis, or nullopt for the whole axis
+  std::vector<std::optional<int64_t>> indices;
+  bool operator==(const IndexAttrs&) const = default;
+};
+struct PadAttrs {
+  std::vector<std::array<int64_t, 2>> widths;
+  double value = 0;
+  bool operator==(const PadAttrs&) const = default;
+};
+struct CountAttrs { ///< one-hot classes, rng-split keys
+  int64_t count = 0;
+  bool operator==(const CountAttrs&) const = default;
+};
+struct CastAttrs {
+  DType dtype = DType::F32;
+  bool operator==(const CastAttrs&) const = default;
+};
+struct FullAttrs {
+  std::vector<int64_t> shape;
+  Number value;
+  DType dtype = DType::F32;
+  bool operator==(const FullAttrs&) const = default;
+};
+struct ArangeAttrs {
+  Number start, stop, step;
+  DType dtype = DType::I64;
+  bool operator==(const ArangeAttrs&) const = default;
+};
+struct LinspaceAttrs {
+  double start = 0, stop = 0;
+  int64_t num = 0;
+  DType dtype = DType::F32;
+  bool operator==(const LinspaceAttrs&) const = default;
+};
+struct EyeAttrs {
+  int64_t n = 0, m = 0;
+  DType dtype = DType::F32;
+  bool operator==(const EyeAttrs&) const = default;
+};
+struct RandomAttrs {
+  std::vector<int64_t> shape;
+  DType dtype = DType::F32;
+  bool operator==(const RandomAttrs&) const = default;
+};
+struct SeedAttrs {
+  int64_t seed = 0;
+  bool operator==(const SeedAttrs&) const = default;
+};
+struct RateAttrs {
+  double rate = 0;
+  bool operator==(const RateAttrs&) const = default;
+};
+struct NormAttrs {
+  int64_t axis = -1;
+  double eps = 1e-5;
+  bool operator==(const NormAttrs&) const = default;
+};
+struct EinsumAttrs {
+  std::string spec;
+  bool operator==(const EinsumAttrs&) const = default;
+};
+
+using OpAttrs = std::variant<NoAttrs, AxisAttrs, ShapeAttrs, PermAttrs, AxesAttrs, SliceAttrs, IndexAttrs,
+                             PadAttrs, CountAttrs, CastAttrs, FullAttrs, ArangeAttrs, LinspaceAttrs, EyeAttrs,
+                             RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, Conv2dAttrs,
+                             Pool2dAttrs>;
+
+/// The type of a tensor value: dtype (weak for untyped literals), shape.
+struct TensorType {
+  DType dtype = DType::F32;
+  bool weak = false;
+  Shape shape;
+  static TensorType of(const Tensor& t) { return {t.dtype(), t.weak(), t.shape()}; }
+  bool operator==(const TensorType&) const = default;
+  /// "f32[2,3]" ("f32" for a scalar).
+  std::string str() const;
+};
+
+struct OpInfo {
+  OpKind kind;
+  const char* name;     ///< the TSL name ("log-softmax")
+  const char* mnemonic; ///< the IR mnemonic ("log_softmax")
+  int minInputs;
+  int maxInputs; ///< -1: any number
+  uint32_t traits;
+  /// The type and shape rule: the result type, or a shape, type or value error.
+  TensorType (*type)(const OpAttrs&, std::span<const TensorType>);
+  /// The eager kernel.
+  Tensor (*kernel)(const OpAttrs&, std::span<const Tensor>);
+
+  bool has(OpTrait trait) const { return (traits & trait) != 0; }
+};
+
+const OpInfo& opInfo(OpKind kind);
+/// Every operation, in OpKind order.
+std::span<const OpInfo> allOps();
+const OpInfo* findOpByMnemonic(std::string_view mnemonic);
+
+/// The OpKind of an elementwise operation.
+OpKind opKind(BinaryOp op);
+OpKind opKind(UnaryOp op);
+
+/// Applies the type rule after checking the operand count.
+TensorType inferType(OpKind kind, const OpAttrs& attrs, std::span<const TensorType> inputs);
+/// Runs an operation eagerly: checks operands, applies the type rule, runs the kernel
+/// and checks that its result has the predicted type.
+Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs);
+
+} // namespace tsl

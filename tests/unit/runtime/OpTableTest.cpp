@@ -1,0 +1,61 @@
+// tests/unit/runtime/OpTableTest.cpp — the operation table is complete and consistent.
+#include "Reference.h"
+#include "runtime/Ops.h"
+
+#include <set>
+
+using namespace tsl;
+using namespace tsl::test;
+
+TEST_CASE("every operation has a unique name and mnemonic, and a rule and a kernel") {
+  std::set<std::string> names, mnemonics;
+  for (const OpInfo& op : allOps()) {
+    CAPTURE(op.name);
+    CHECK(names.insert(op.name).second);
+    CHECK(mnemonics.insert(op.mnemonic).second);
+    CHECK(static_cast<bool>(op.type));
+    CHECK(static_cast<bool>(op.kernel));
+    CHECK(findOpByMnemonic(op.mnemonic) == &op);
+    for (char c : std::string(op.mnemonic)) CHECK(((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_'));
+  }
+  CHECK(opInfo(OpKind::LogSoftmax).mnemonic == std::string("log_softmax"));
+  CHECK(opInfo(OpKind::Add).has(kCommutative));
+  CHECK(opInfo(OpKind::Sum).has(kReduction));
+  CHECK(opInfo(OpKind::Conv2d).has(kContraction));
+}
+
+TEST_CASE("runOp gives kernels' results exactly the type their rule predicts") {
+  const Tensor m = tensorOf(randomValues(12, 1), Shape{3, 4}, DType::F32);
+  const Tensor key = runOp(OpKind::RngKey, SeedAttrs{5}, {});
+  struct Call {
+    OpKind kind;
+    OpAttrs attrs;
+    std::vector<Tensor> inputs;
+  };
+  const std::vector<Call> calls = {
+      {OpKind::Add, NoAttrs{}, {m, Tensor::weakFloat(1)}},
+      {OpKind::Less, NoAttrs{}, {m, m}},
+      {OpKind::Tanh, NoAttrs{}, {m}},
+      {OpKind::Sum, ReduceAttrs{{1}, true}, {m}},
+      {OpKind::ArgMax, ReduceAttrs{{0}, false}, {m}},
+      {OpKind::Reshape, ShapeAttrs{{2, -1}}, {m}},
+      {OpKind::Transpose, PermAttrs{}, {m}},
+      {OpKind::MatMul, NoAttrs{}, {m, transpose(m, {})}},
+      {OpKind::Softmax, AxisAttrs{-1}, {m}},
+      {OpKind::Full, FullAttrs{{2, 2}, Number{false, 0, 1.5}, DType::F16}, {}},
+      {OpKind::RandNormal, RandomAttrs{{3}, DType::F32}, {key}},
+      {OpKind::Where, NoAttrs{}, {runOp(OpKind::Greater, NoAttrs{}, std::vector<Tensor>{m, Tensor::weakInt(0)}), m, Tensor::weakInt(0)}},
+      {OpKind::Concat, AxisAttrs{0}, {m, m}},
+      {OpKind::Einsum, EinsumAttrs{"ij->j"}, {m}},
+  };
+  for (const Call& c : calls) {
+    CAPTURE(opInfo(c.kind).name);
+    std::vector<TensorType> types;
+    for (const Tensor& t : c.inputs) types.push_back(TensorType::of(t));
+    const TensorType predicted = inferType(c.kind, c.attrs, types);
+    const Tensor result = runOp(c.kind, c.attrs, c.inputs);
+    CHECK(TensorType::of(result) == predicted);
+  }
+  CHECK_THROWS_WITH_AS(runOp(OpKind::Add, NoAttrs{}, std::vector<Tensor>{m}), doctest::Contains("+ takes 2 tensors, got 1"),
+                       Error);
+}
