@@ -47,7 +47,9 @@ void assertClose(const CallContext& cx, const Tensor& a, const Tensor& b, double
   const Tensor bound = applyBinary(BinaryOp::Add, Tensor::ofFloat(atol, DType::F64),
                                    applyBinary(BinaryOp::Mul, Tensor::ofFloat(rtol, DType::F64),
                                                applyUnary(UnaryOp::Abs, y)));
-  const Tensor ok = applyBinary(BinaryOp::LessEqual, diff, bound);
+  // Equal values pass outright, so equal infinities are close (as in NumPy).
+  const Tensor ok = applyBinary(BinaryOp::LogicalOr, applyBinary(BinaryOp::Equal, x, y),
+                                applyBinary(BinaryOp::LessEqual, diff, bound));
   const Tensor allOk = reduce(ReduceOp::Min, astype(ok, DType::I64), {});
   if (allOk.toInt() == 1) return;
   const Tensor worst = reduce(ReduceOp::Max, applyBinary(BinaryOp::Sub, diff, bound), {});

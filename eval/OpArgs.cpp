@@ -109,7 +109,10 @@ Parser reduction(OpKind kind) {
     KeywordArgs kw(cx, args, 1, {"axis", "keepdims"});
     expectPositional(cx, kw, 1, "(op x :axis a :keepdims b)");
     ReduceAttrs attrs;
-    if (const Value* axis = kw.find("axis"); axis && !axis->isNil()) attrs.axes = readInts(cx, *axis, ":axis");
+    if (const Value* axis = kw.find("axis"); axis && !axis->isNil()) {
+      attrs.axes = readInts(cx, *axis, ":axis");
+      attrs.noAxes = attrs.axes.empty(); // :axis [] reduces nothing, as NumPy's axis=()
+    }
     if (const Value* keep = kw.find("keepdims")) attrs.keepDims = readBool(cx, *keep, ":keepdims");
     return OpCall{kind, {tensorOperand(cx, args, 0)}, attrs};
   };
@@ -245,8 +248,11 @@ std::map<std::string, Parser, std::less<>> buildParsers() {
     KeywordArgs kw(cx, args, 1, {"axis"});
     if (kw.positional().size() > 2) expectPositional(cx, kw, 2, "(squeeze x) or (squeeze x axis)");
     AxesAttrs attrs;
-    if (kw.positional().size() == 2) attrs.axes = readInts(cx, args[1], "the axes");
-    if (const Value* axis = kw.find("axis")) attrs.axes = readInts(cx, *axis, ":axis");
+    const Value* axes = kw.positional().size() == 2 ? &args[1] : kw.find("axis");
+    if (axes) {
+      attrs.axes = readInts(cx, *axes, "the axes");
+      attrs.noAxes = attrs.axes.empty();
+    }
     return OpCall{OpKind::Squeeze, {tensorOperand(cx, args, 0)}, attrs};
   };
   p["slice"] = [](const CallContext& cx, Args args) {

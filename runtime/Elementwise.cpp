@@ -247,12 +247,14 @@ Shape broadcastShapes(const Shape& a, const Shape& b, const Shape& c, const char
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  const TypeKey type = promoteTypes(a.typeKey(), b.typeKey());
+  TypeKey type = promoteTypes(a.typeKey(), b.typeKey());
   const Shape shape = broadcastShapes(cond.shape(), a.shape(), b.shape(), "where");
+  if (shape.rank() > 0) type = {concreteDType(type), false}; // only scalars stay weak
   const Tensor c = toOperand(cond, DType::Bool), x = toOperand(a, type.dtype), y = toOperand(b, type.dtype);
   if (shape.rank() == 0) {
     const Tensor& chosen = c.isNonZero() ? x : y;
-    return type.weak ? chosen : chosen.strengthened();
+    if (!type.weak) return chosen;
+    return isFloat(type.dtype) ? Tensor::weakFloat(chosen.toDouble()) : Tensor::weakInt(chosen.toInt());
   }
   Tensor out = Tensor::empty(type.dtype, shape);
   dispatchDType(type.dtype, [&](auto tag) {
@@ -263,9 +265,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 }
 
 Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
-  const TypeKey type = promoteTypes(promoteTypes(x.typeKey(), lo.typeKey()), hi.typeKey());
-  const DType storage = isBool(type.dtype) ? DType::I64 : type.dtype;
+  TypeKey type = promoteTypes(promoteTypes(x.typeKey(), lo.typeKey()), hi.typeKey());
   const Shape shape = broadcastShapes(x.shape(), lo.shape(), hi.shape(), "clip");
+  if (shape.rank() > 0) type = {concreteDType(type), false}; // only scalars stay weak
+  const DType storage = isBool(type.dtype) ? DType::I64 : type.dtype;
   const Tensor v = toOperand(x, storage), l = toOperand(lo, storage), h = toOperand(hi, storage);
   Tensor out = Tensor::empty(storage, shape);
   dispatchDType(storage, [&](auto tag) {

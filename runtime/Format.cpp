@@ -118,12 +118,7 @@ std::string formatType(const Tensor& tensor) {
 std::string formatTensor(const Tensor& tensor) {
   if (tensor.isScalar()) return formatScalar(tensor);
   const std::string prefix = formatType(tensor) + " ";
-  if (tensor.numel() == 0) {
-    std::string empty;
-    for (int i = 0; i < tensor.rank(); ++i) empty += '[';
-    for (int i = 0; i < tensor.rank(); ++i) empty += ']';
-    return prefix + empty;
-  }
+  if (tensor.numel() == 0) return prefix + "[]"; // as NumPy: the shape says the rest
   Printer printer{tensor, tensor.numel() > kElideThreshold, {}, 0};
   printer.gather(0, tensor.offset());
   std::string line;

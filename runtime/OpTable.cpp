@@ -25,7 +25,11 @@ const A& get(const OpAttrs& attrs) {
 }
 
 TypeKey keyOf(const TensorType& t) { return {t.dtype, t.weak}; }
-TensorType typeOf(TypeKey key, Shape shape) { return {key.dtype, key.weak, std::move(shape)}; }
+/// A result type; only a scalar can be weak (a weak type over a shape is its concrete dtype).
+TensorType typeOf(TypeKey key, Shape shape) {
+  if (key.weak && shape.rank() > 0) return {concreteDType(key), false, std::move(shape)};
+  return {key.dtype, key.weak, std::move(shape)};
+}
 Shape shapeOf(std::span<const int64_t> dims) { return Shape(dims); }
 
 // ---- Elementwise ----
@@ -102,9 +106,13 @@ TensorType expandDimsType(const OpAttrs& a, std::span<const TensorType> in) {
 Tensor expandDimsKernel(const OpAttrs& a, std::span<const Tensor> in) { return expandDims(in[0], get<AxisAttrs>(a).axis); }
 
 TensorType squeezeType(const OpAttrs& a, std::span<const TensorType> in) {
+  if (get<AxesAttrs>(a).noAxes) return {in[0].dtype, false, in[0].shape};
   return {in[0].dtype, false, squeezeShape(in[0].shape, get<AxesAttrs>(a).axes)};
 }
-Tensor squeezeKernel(const OpAttrs& a, std::span<const Tensor> in) { return squeeze(in[0], get<AxesAttrs>(a).axes); }
+Tensor squeezeKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  if (get<AxesAttrs>(a).noAxes) return in[0].isScalar() ? in[0].strengthened() : in[0];
+  return squeeze(in[0], get<AxesAttrs>(a).axes);
+}
 
 TensorType sliceType(const OpAttrs& a, std::span<const TensorType> in) {
   return {in[0].dtype, false, sliceShape(in[0].shape, get<SliceAttrs>(a).ranges)};
@@ -163,8 +171,28 @@ Tensor oneHotKernel(const OpAttrs& a, std::span<const Tensor> in) { return oneHo
 
 // ---- Contractions ----
 
+/// Runs a shape rule, naming the operands' full types (not just shapes) in its errors.
+template <typename Rule>
+Shape withTypesInErrors(const char* op, std::span<const TensorType> in, Rule rule) {
+  try {
+    return rule();
+  } catch (const Error& e) {
+    std::string message = e.message();
+    for (const TensorType& t : in) {
+      const std::string plain = t.shape.str(), full = t.str();
+      const size_t at = message.find(plain);
+      if (at != std::string::npos && message.compare(at - std::min<size_t>(at, full.size() - plain.size()),
+                                                     full.size(), full) != 0)
+        message.replace(at, plain.size(), full);
+    }
+    (void)op;
+    throw Error(e.kind(), message, e.span());
+  }
+}
+
 TensorType matmulType(const OpAttrs&, std::span<const TensorType> in) {
-  return typeOf(contractionType(keyOf(in[0]), keyOf(in[1])), matmulShape(in[0].shape, in[1].shape));
+  const Shape shape = withTypesInErrors("matmul", in, [&] { return matmulShape(in[0].shape, in[1].shape); });
+  return typeOf(contractionType(keyOf(in[0]), keyOf(in[1])), shape);
 }
 Tensor matmulKernel(const OpAttrs&, std::span<const Tensor> in) { return matmul(in[0], in[1]); }
 

@@ -106,8 +106,9 @@ struct PermAttrs { ///< transpose; empty reverses the axes
   std::vector<int64_t> perm;
   bool operator==(const PermAttrs&) const = default;
 };
-struct AxesAttrs { ///< squeeze; empty removes every size-1 axis
+struct AxesAttrs { ///< squeeze; empty removes every size-1 axis (unless noAxes)
   std::vector<int64_t> axes;
+  bool noAxes = false; ///< an explicit empty list: remove nothing
   bool operator==(const AxesAttrs&) const = default;
 };
 struct SliceAttrs {

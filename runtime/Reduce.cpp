@@ -28,7 +28,10 @@ struct Plan {
 Plan makePlan(ReduceOp op, const Shape& shape, const ReduceAttrs& attrs) {
   const int rank = shape.rank();
   std::array<bool, Shape::kMaxRank> isReduced{};
-  if (attrs.axes.empty()) {
+  if (attrs.noAxes) {
+    if (op == ReduceOp::ArgMax || op == ReduceOp::ArgMin)
+      fail(ErrorKind::Value, reduceName(op), " takes one axis, got none");
+  } else if (attrs.axes.empty()) {
     isReduced.fill(true);
   } else {
     if ((op == ReduceOp::ArgMax || op == ReduceOp::ArgMin) && attrs.axes.size() > 1)

@@ -16,8 +16,9 @@ namespace tsl {
 enum class ReduceOp : uint8_t { Sum, Mean, Prod, Max, Min, ArgMax, ArgMin, LogSumExp };
 
 struct ReduceAttrs {
-  std::vector<int64_t> axes; ///< empty: all axes
+  std::vector<int64_t> axes; ///< empty: all axes (unless noAxes)
   bool keepDims = false;
+  bool noAxes = false; ///< an explicit empty list (:axis []): reduce nothing, as NumPy's axis=()
   bool operator==(const ReduceAttrs&) const = default;
 };
 

@@ -41,6 +41,8 @@ public:
 
   /// Number of elements; a value error past kMaxElements.
   int64_t numel() const {
+    for (int i = 0; i < rank_; ++i)
+      if (dims_[i] == 0) return 0; // empty, however large the other dimensions
     int64_t n = 1;
     for (int i = 0; i < rank_; ++i) {
       if (dims_[i] != 0 && n > kMaxElements / dims_[i])

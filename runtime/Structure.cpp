@@ -94,14 +94,25 @@ std::vector<Tensor> split(const Tensor& x, int64_t n, int64_t axis) {
   return parts;
 }
 
+namespace {
+
+/// The pair of widths for every axis: one pair applies to all.
+std::vector<std::array<int64_t, 2>> padWidths(const Shape& x, std::span<const std::array<int64_t, 2>> widths) {
+  if (widths.size() == 1) return std::vector<std::array<int64_t, 2>>(static_cast<size_t>(x.rank()), widths[0]);
+  if (static_cast<int>(widths.size()) != x.rank())
+    fail(ErrorKind::Shape, "pad: ", widths.size(), " pairs of widths for a tensor of rank ", x.rank(),
+         " (give one pair for every axis, or one for all)");
+  return {widths.begin(), widths.end()};
+}
+
+} // namespace
+
 Shape padShape(const Shape& x, std::span<const std::array<int64_t, 2>> widths) {
-  if (static_cast<int>(widths.size()) > x.rank())
-    fail(ErrorKind::Shape, "pad: ", widths.size(), " pad widths for a tensor of rank ", x.rank());
+  const auto all = padWidths(x, widths);
   Shape out = x;
-  for (size_t d = 0; d < widths.size(); ++d) {
-    if (widths[d][0] < 0 || widths[d][1] < 0)
-      fail(ErrorKind::Value, "pad: widths must not be negative (axis ", d, ")");
-    out[static_cast<int>(d)] += widths[d][0] + widths[d][1];
+  for (size_t d = 0; d < all.size(); ++d) {
+    if (all[d][0] < 0 || all[d][1] < 0) fail(ErrorKind::Value, "pad: widths must not be negative (axis ", d, ")");
+    out[static_cast<int>(d)] += all[d][0] + all[d][1];
   }
   (void)out.numel();
   return out;
@@ -116,8 +127,8 @@ Tensor pad(const Tensor& x, std::span<const std::array<int64_t, 2>> widths, doub
     std::fill_n(reinterpret_cast<T*>(out.mutableData()), out.numel(), v);
   });
   std::vector<SliceRange> ranges;
-  for (size_t d = 0; d < widths.size(); ++d)
-    ranges.push_back({widths[d][0], widths[d][0] + x.shape()[static_cast<int>(d)], 1});
+  const auto all = padWidths(x.shape(), widths);
+  for (size_t d = 0; d < all.size(); ++d) ranges.push_back({all[d][0], all[d][0] + x.shape()[static_cast<int>(d)], 1});
   Tensor center = slice(out, ranges);
   copyInto(x, center);
   return out;

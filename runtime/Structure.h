@@ -18,8 +18,8 @@ Shape stackShape(std::span<const Shape> parts, int64_t axis);
 /// n equal views along `axis`; a shape error if the axis does not divide evenly.
 std::vector<Tensor> split(const Tensor& x, int64_t n, int64_t axis);
 
-/// x with widths[i] = {before, after} elements of `value` added on axis i (missing
-/// trailing axes are not padded).
+/// x with widths[i] = {before, after} elements of `value` added on axis i; one pair
+/// pads every axis alike (NumPy's rule); otherwise there must be one pair per axis.
 Tensor pad(const Tensor& x, std::span<const std::array<int64_t, 2>> widths, double value);
 Shape padShape(const Shape& x, std::span<const std::array<int64_t, 2>> widths);
 
