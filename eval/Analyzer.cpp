@@ -38,6 +38,7 @@ struct Scope {
 struct RecurTarget {
   std::vector<const Pattern*> patterns;
   const char* form; ///< "loop" or "fn", for messages
+  bool used = false; ///< whether some recur rebinds it
 };
 
 [[noreturn]] void syntaxError(const Span& span, const std::string& message) {
@@ -139,6 +140,7 @@ private:
     if (form->isSymbol()) {
       p.kind = Pattern::Kind::Slot;
       p.slot = scope_->allocate();
+      p.name = form->text();
       scope_->locals.push_back({form->text(), p.slot});
       return p;
     }
@@ -278,6 +280,7 @@ private:
                             target_->form, " binds ", target_->patterns.size()));
     std::vector<NodePtr> operands;
     for (size_t i = 1; i < form->size(); ++i) operands.push_back(analyze(form->items()[i], false));
+    target_->used = true;
     return std::make_unique<RecurNode>(std::move(operands), target_->patterns, span);
   }
 
@@ -319,6 +322,7 @@ private:
     }
     scope_ = savedScope;
     target_ = savedTarget;
+    lambda->recurs = target.used;
     lambda->frameSize = inner.maxSlots;
     lambda->captureSources = std::move(inner.captureSources);
     lambda->captureNames = std::move(inner.captureNames);

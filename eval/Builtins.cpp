@@ -89,6 +89,7 @@ void registerBuiltins(Interp& interp) {
   builtins::registerCollectionBuiltins(interp);
   builtins::registerCoreBuiltins(interp);
   builtins::registerTensorBuiltins(interp); // after the others: it extends get and astype
+  builtins::registerCompileBuiltins(interp);
 }
 
 } // namespace tsl

@@ -50,5 +50,6 @@ void registerNumericBuiltins(Interp& interp);
 void registerCollectionBuiltins(Interp& interp);
 void registerCoreBuiltins(Interp& interp);
 void registerTensorBuiltins(Interp& interp);
+void registerCompileBuiltins(Interp& interp);
 
 } // namespace tsl::builtins

@@ -5,6 +5,7 @@
 #include "eval/Builtins.h"
 #include "runtime/Elementwise.h"
 #include "runtime/ScalarFastPath.h"
+#include "eval/Tracer.h"
 #include "eval/Trees.h"
 
 namespace tsl::builtins {
@@ -16,6 +17,16 @@ namespace {
        describeKind(got));
 }
 
+/// A unary elementwise operation, eager or (on a traced operand) emitted.
+Value unaryCall(UnaryOp op, const CallContext& cx, const Value& x) {
+  if (x.isTraced()) {
+    const Value* operands[] = {&x};
+    return x.traced().tracer()->emit(opKind(op), NoAttrs{}, operands, cx.span);
+  }
+  if (!x.isTensor()) badArgument(cx, 0, "a tensor", x);
+  return Value(applyUnary(op, x.tensor()));
+}
+
 /// + - * / also work leaf by leaf on trees (maps and vectors of tensors) of one
 /// structure, and between a tensor and every leaf of a tree.
 constexpr bool worksOnTrees(BinaryOp op) {
@@ -23,21 +34,30 @@ constexpr bool worksOnTrees(BinaryOp op) {
 }
 
 template <BinaryOp op>
-Value binaryCall(const Value& a, const Value& b);
+Value binaryCall(const Value& a, const Value& b, const Span& span);
 
 template <BinaryOp op>
-Value treeCall(const Value& a, const Value& b) {
-  return treeBinary(a, b, [](const Value& x, const Value& y) { return binaryCall<op>(x, y); });
+Value treeCall(const Value& a, const Value& b, const Span& span) {
+  return treeBinary(a, b, [&](const Value& x, const Value& y) { return binaryCall<op>(x, y, span); });
+}
+
+/// Under jit: the operation on a traced operand becomes IR.
+Value emitTraced(OpKind kind, const Value& a, const Value& b, const Span& span) {
+  Tracer* tracer = (a.isTraced() ? a : b).traced().tracer();
+  const Value* operands[] = {&a, &b};
+  return tracer->emit(kind, NoAttrs{}, operands, span);
 }
 
 /// (op a b) for two operands: the builtin's two-argument meaning and its fast path.
 template <BinaryOp op>
-Value binaryCall(const Value& a, const Value& b) {
+Value binaryCall(const Value& a, const Value& b, const Span& span) {
   if (a.isTensor() && b.isTensor()) [[likely]]
     return Value(applyBinaryInline<op>(a.tensor(), b.tensor()));
+  if ((a.isTraced() && b.isTensorLike()) || (b.isTraced() && a.isTensorLike()))
+    return emitTraced(opKind(op), a, b, span);
   if constexpr (worksOnTrees(op))
-    if ((isTreeNode(a) || a.isTensor()) && (isTreeNode(b) || b.isTensor())) return treeCall<op>(a, b);
-  if (!a.isTensor()) notTensor(op, 0, a);
+    if ((isTreeNode(a) || a.isTensorLike()) && (isTreeNode(b) || b.isTensorLike())) return treeCall<op>(a, b, span);
+  if (!a.isTensorLike()) notTensor(op, 0, a);
   notTensor(op, 1, b);
 }
 
@@ -49,17 +69,22 @@ void defineFold(Interp& interp, const char* name, int64_t identity, bool unaryIn
     if (args.empty()) return Value(Tensor::weakInt(identity));
     if (args.size() == 1) {
       if (!args[0].isTensor()) {
+        if (args[0].isTraced()) {
+          if (op == BinaryOp::Sub) return unaryCall(UnaryOp::Neg, cx, args[0]);
+          if (unaryInverse) return binaryCall<op>(Value(Tensor::weakInt(identity)), args[0], cx.span);
+          return args[0];
+        }
         if constexpr (worksOnTrees(op))
           if (isTreeNode(args[0]) && op == BinaryOp::Sub)
-            return treeCall<BinaryOp::Mul>(Value(Tensor::weakInt(-1)), args[0]);
+            return treeCall<BinaryOp::Mul>(Value(Tensor::weakInt(-1)), args[0], cx.span);
         notTensor(op, 0, args[0]);
       }
       if (op == BinaryOp::Sub) return Value(applyUnary(UnaryOp::Neg, args[0].tensor()));
       if (unaryInverse) return Value(applyBinary(op, Tensor::weakInt(identity), args[0].tensor()));
       return args[0];
     }
-    Value acc = binaryCall<op>(args[0], args[1]);
-    for (size_t i = 2; i < args.size(); ++i) acc = binaryCall<op>(acc, args[i]);
+    Value acc = binaryCall<op>(args[0], args[1], cx.span);
+    for (size_t i = 2; i < args.size(); ++i) acc = binaryCall<op>(acc, args[i], cx.span);
     return acc;
   });
   builtin.setBinaryFn(binaryCall<op>);
@@ -69,9 +94,11 @@ void defineFold(Interp& interp, const char* name, int64_t identity, bool unaryIn
 template <BinaryOp op>
 void defineComparison(Interp& interp, const char* name) {
   auto& builtin = interp.defineBuiltin(name, 2, -1, [](CallContext& cx, Args args) -> Value {
-    if (args.size() == 2) return binaryCall<op>(args[0], args[1]);
+    if (args.size() == 2) return binaryCall<op>(args[0], args[1], cx.span);
     for (size_t i = 0; i + 1 < args.size(); ++i) {
-      const Value result = binaryCall<op>(args[i], args[i + 1]);
+      const Value result = binaryCall<op>(args[i], args[i + 1], cx.span);
+      if (result.isTraced())
+        fail(ErrorKind::Type, "jit: ", cx.self.name(), " with more than two operands compares scalars now, not traced tensors");
       if (!result.tensor().isScalar())
         fail(ErrorKind::Type, cx.self.name(), " with more than two operands compares scalars only");
       if (!result.tensor().isNonZero()) return boolean(false);
@@ -83,16 +110,14 @@ void defineComparison(Interp& interp, const char* name) {
 
 template <BinaryOp op>
 void defineBinary(Interp& interp, const char* name) {
-  auto& builtin = interp.defineBuiltin(name, 2, 2, [](CallContext&, Args args) {
-    return binaryCall<op>(args[0], args[1]);
+  auto& builtin = interp.defineBuiltin(name, 2, 2, [](CallContext& cx, Args args) {
+    return binaryCall<op>(args[0], args[1], cx.span);
   });
   builtin.setBinaryFn(binaryCall<op>);
 }
 
 void defineUnary(Interp& interp, const char* name, UnaryOp op) {
-  interp.defineBuiltin(name, 1, 1, [op](CallContext& cx, Args args) {
-    return Value(applyUnary(op, tensorArg(cx, args, 0)));
-  });
+  interp.defineBuiltin(name, 1, 1, [op](CallContext& cx, Args args) { return unaryCall(op, cx, args[0]); });
 }
 
 } // namespace
@@ -131,14 +156,14 @@ void registerNumericBuiltins(Interp& interp) {
       else if (!(approx->isKeyword() && approx->keyword().name() == "none") && !approx->isNil())
         fail(ErrorKind::Value, "gelu :approximate must be :tanh or :none");
     }
-    return Value(applyUnary(op, tensorArg(cx, kw.positional(), 0)));
+    return unaryCall(op, cx, kw.positional()[0]);
   });
 
-  interp.defineBuiltin("inc", 1, 1, [](CallContext&, Args args) {
-    return binaryCall<BinaryOp::Add>(args[0], Value(Tensor::weakInt(1)));
+  interp.defineBuiltin("inc", 1, 1, [](CallContext& cx, Args args) {
+    return binaryCall<BinaryOp::Add>(args[0], Value(Tensor::weakInt(1)), cx.span);
   });
-  interp.defineBuiltin("dec", 1, 1, [](CallContext&, Args args) {
-    return binaryCall<BinaryOp::Sub>(args[0], Value(Tensor::weakInt(1)));
+  interp.defineBuiltin("dec", 1, 1, [](CallContext& cx, Args args) {
+    return binaryCall<BinaryOp::Sub>(args[0], Value(Tensor::weakInt(1)), cx.span);
   });
 
   interp.defineBuiltin("=", 1, -1, [](CallContext&, Args args) {
@@ -151,9 +176,15 @@ void registerNumericBuiltins(Interp& interp) {
       if (!valuesEqual(args[i], args[i + 1])) return boolean(true);
     return boolean(false);
   });
-  interp.defineBuiltin("not", 1, 1, [](CallContext&, Args args) { return boolean(!args[0].truthy()); });
+  interp.defineBuiltin("not", 1, 1, [](CallContext& cx, Args args) {
+    // Under jit, the negation of a traced boolean is known only when the code runs.
+    if (args[0].isTraced() && tracedType(args[0]).dtype == DType::Bool && tracedType(args[0]).rank() == 0)
+      return unaryCall(UnaryOp::LogicalNot, cx, args[0]);
+    return boolean(!args[0].truthy());
+  });
 
   interp.defineBuiltin("dtype", 1, 1, [](CallContext& cx, Args args) {
+    if (args[0].isTraced()) return makeKeyword(dtypeName(tracedType(args[0]).dtype));
     return makeKeyword(dtypeName(concreteDType(tensorArg(cx, args, 0).typeKey())));
   });
 

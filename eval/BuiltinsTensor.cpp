@@ -6,6 +6,7 @@
 // (BuiltinsNumeric.cpp) and are left alone here.
 #include "eval/Builtins.h"
 #include "eval/OpArgs.h"
+#include "eval/Tracer.h"
 #include "eval/Trees.h"
 #include "runtime/Elementwise.h"
 #include "runtime/Io.h"
@@ -18,6 +19,8 @@ namespace tsl::builtins {
 namespace {
 
 Value runCall(const CallContext& cx, const OpCall& call) {
+  for (const Value* v : call.operands)
+    if (v->isTraced()) return v->traced().tracer()->emit(call.kind, call.attrs, call.operands, cx.span);
   std::vector<Tensor> operands;
   operands.reserve(call.operands.size());
   for (const Value* v : call.operands) operands.push_back(v->tensor());
@@ -29,6 +32,14 @@ void definePrimitive(Interp& interp, const std::string& name) {
   interp.defineBuiltin(name, 0, -1, [name](CallContext& cx, Args args) {
     return runCall(cx, *parseOpCall(cx, name, args));
   });
+}
+
+/// The shape of a tensor, or of a traced tensor whose dimensions are all known.
+Shape staticShape(const CallContext& cx, const Value& v) {
+  if (!v.isTraced()) return tensorArg(cx, Args(&v, 1), 0).shape();
+  const ir::Type& type = tracedType(v);
+  if (!type.concrete()) fail(ErrorKind::Type, "jit: the shape ", type.str(), " has symbolic dimensions");
+  return type.shape();
 }
 
 /// A Value of the vector of a shape's dimensions.
@@ -72,19 +83,22 @@ void registerTensorBuiltins(Interp& interp) {
   // get: indexing on tensors, lookup on maps and vectors.
   const Value lookup = interp.core().find("get")->value;
   interp.defineBuiltin("get", 2, -1, [lookup](CallContext& cx, Args args) {
-    if (args[0].isTensor() && !args[0].tensor().isScalar()) return runCall(cx, *parseOpCall(cx, "get", args));
+    if ((args[0].isTensor() && !args[0].tensor().isScalar()) || args[0].isTraced())
+      return runCall(cx, *parseOpCall(cx, "get", args));
     if (args.size() > 3) fail(ErrorKind::Type, "wrong number of arguments to get: expected 2 to 3 for a map or vector");
     return cx.interp.apply(lookup, args, cx.span);
   });
 
+  // Shapes are static under jit too: a traced tensor's type has them.
   interp.defineBuiltin("shape", 1, 1, [](CallContext& cx, Args args) {
-    return shapeValue(tensorArg(cx, args, 0).shape());
+    return shapeValue(staticShape(cx, args[0]));
   });
   interp.defineBuiltin("rank", 1, 1, [](CallContext& cx, Args args) {
+    if (args[0].isTraced()) return Value(Tensor::ofInt(tracedType(args[0]).rank()));
     return Value(Tensor::ofInt(tensorArg(cx, args, 0).rank()));
   });
   interp.defineBuiltin("size", 1, 1, [](CallContext& cx, Args args) {
-    return Value(Tensor::ofInt(tensorArg(cx, args, 0).numel()));
+    return Value(Tensor::ofInt(staticShape(cx, args[0]).numel()));
   });
   interp.defineBuiltin("split", 2, 4, [](CallContext& cx, Args args) {
     KeywordArgs kw(cx, args, 2, {"axis"});

@@ -1,6 +1,8 @@
 // eval/Interp.cpp — running forms, calling functions, loading modules.
 #include "eval/Interp.h"
 
+#include "eval/Compile.h"
+
 #include "eval/Analyzer.h"
 #include "eval/Expander.h"
 #include "eval/Printer.h"
@@ -38,7 +40,7 @@ std::string arityText(int minArgs, int maxArgs) {
 
 } // namespace
 
-Interp::Interp(EngineOptions options) : options_(options) {
+Interp::Interp(EngineOptions options) : options_(options), compileDebug_(std::make_unique<CompileDebug>()) {
   core_ = std::make_unique<Namespace>("core", nullptr);
   user_ = std::make_unique<Namespace>("user", core_.get());
   core_->addAlias("core", core_.get());
@@ -262,6 +264,26 @@ Value Interp::callClosure(const ClosureObj& closure, Args args, const Span& span
       if (args.size() > fixed)
         rest = makeVector(std::vector<Value>(args.begin() + static_cast<std::ptrdiff_t>(fixed), args.end()));
       lambda.rest->bind(rest, slots);
+    }
+    if (lambda.recurs && tracer_) {
+      // Under jit, a fn that recurs with traced values becomes a while.
+      std::vector<Value> initial;
+      std::vector<const Pattern*> targets;
+      for (size_t i = 0; i < fixed; ++i) {
+        initial.push_back(args[i]);
+        targets.push_back(&lambda.params[i]);
+      }
+      if (lambda.rest) {
+        initial.push_back(args.size() > fixed ? makeVector(std::vector<Value>(args.begin() + static_cast<std::ptrdiff_t>(fixed), args.end())) : Value());
+        targets.push_back(&*lambda.rest);
+      }
+      bool traced = false;
+      for (const Value& v : initial) traced |= Tracer::containsTraced(v);
+      auto body = [&] { return lambda.body->eval(*this, frame); };
+      if (!traced)
+        if (std::optional<Value> result = tracer_->runStaticLoop(body, span)) return *result;
+      for (size_t i = 0; i < targets.size(); ++i) targets[i]->bind(initial[i], slots);
+      return tracer_->stageLoop(frame, targets, initial, body, lambda.span);
     }
     for (;;) {
       Value result = lambda.body->eval(*this, frame);

@@ -19,6 +19,9 @@
 
 namespace tsl {
 
+class Tracer;
+struct CompileDebug;
+
 struct EngineOptions {
   /// Deepest nesting of function calls before `runtime error: stack depth exceeded`.
   int maxDepth = 10000;
@@ -100,6 +103,13 @@ public:
   const std::string& currentFile() const { return currentFile_; }
   Namespace& currentNamespace() { return *currentNs_; }
 
+  /// The debugging switches every compilation obeys (eval/Compile.h).
+  CompileDebug& compileDebug() { return *compileDebug_; }
+
+  /// The tracer lowering the function being compiled, if any (eval/Tracer.h).
+  Tracer* tracer() const { return tracer_; }
+  void setTracer(Tracer* tracer) { tracer_ = tracer; }
+
   /// The macro calls being expanded, innermost last (for `syntax-error` to point at the
   /// user's form).
   std::vector<SyntaxPtr>& macroCalls() { return macroCalls_; }
@@ -119,6 +129,8 @@ private:
   std::map<std::string, std::unique_ptr<Namespace>> modules_;
   std::vector<std::string> loading_; ///< modules being loaded, to report cycles
   std::vector<SyntaxPtr> macroCalls_;
+  Tracer* tracer_ = nullptr;
+  std::unique_ptr<CompileDebug> compileDebug_;
   SourceManager sources_;
   std::atomic<bool> interrupted_{false};
   int depth_ = 0;

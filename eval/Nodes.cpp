@@ -3,6 +3,7 @@
 
 #include "eval/Interp.h"
 #include "eval/Printer.h"
+#include "eval/Tracer.h"
 #include "runtime/Views.h"
 #include "tsl/StackGuard.h"
 
@@ -125,6 +126,9 @@ Value DefNode::eval(Interp& interp, Frame& frame) const {
 
 Value IfNode::eval(Interp& interp, Frame& frame) const {
   const Value cond = cond_->eval(interp, frame);
+  if (cond.isTraced())
+    return cond.traced().tracer()->stageIf(
+        cond, [&] { return then_->eval(interp, frame); }, [&] { return else_->eval(interp, frame); }, span());
   bool truth;
   try {
     truth = cond.truthy();
@@ -143,9 +147,21 @@ Value DoNode::eval(Interp& interp, Frame& frame) const {
 
 Value LogicNode::eval(Interp& interp, Frame& frame) const {
   if (operands_.empty()) return isAnd_ ? Value::boolean(true) : Value();
-  for (size_t i = 0;; ++i) {
+  return evalFrom(interp, frame, 0);
+}
+
+Value LogicNode::evalFrom(Interp& interp, Frame& frame, size_t first) const {
+  for (size_t i = first;; ++i) {
     Value value = operands_[i]->eval(interp, frame);
-    if (i + 1 == operands_.size() || value.truthy() != isAnd_) return value;
+    if (i + 1 == operands_.size()) return value;
+    if (value.isTraced()) {
+      // (and a b): b if a is true, else a; (or a b): a if true, else b.
+      auto rest = [&] { return evalFrom(interp, frame, i + 1); };
+      auto self = [&] { return value; };
+      return isAnd_ ? value.traced().tracer()->stageIf(value, rest, self, span())
+                    : value.traced().tracer()->stageIf(value, self, rest, span());
+    }
+    if (value.truthy() != isAnd_) return value;
   }
 }
 
@@ -158,6 +174,28 @@ Value LetNode::eval(Interp& interp, Frame& frame) const {
 }
 
 Value LoopNode::eval(Interp& interp, Frame& frame) const {
+  if (Tracer* tracer = interp.tracer()) {
+    // Under jit, a loop over traced values becomes a while; others run now.
+    std::vector<Value> initial;
+    bool traced = false;
+    for (const Binding& binding : bindings_) {
+      initial.push_back(binding.init->eval(interp, frame));
+      binding.pattern.bind(initial.back(), frame.slots);
+      traced |= Tracer::containsTraced(initial.back());
+    }
+    auto body = [&] { return body_->eval(interp, frame); };
+    if (!traced) {
+      if (std::optional<Value> result = tracer->runStaticLoop(body, span())) {
+        releaseSlots(frame.slots, firstSlot_, endSlot_);
+        return *result;
+      }
+    }
+    std::vector<const Pattern*> targets;
+    for (const Binding& binding : bindings_) targets.push_back(&binding.pattern);
+    Value result = tracer->stageLoop(frame, targets, initial, body, span());
+    releaseSlots(frame.slots, firstSlot_, endSlot_);
+    return result;
+  }
   for (const Binding& binding : bindings_)
     binding.pattern.bindMoved(binding.init->eval(interp, frame), frame.slots);
   for (;;) {
@@ -175,6 +213,8 @@ Value RecurNode::eval(Interp& interp, Frame& frame) const {
   const size_t n = operands_.size();
   ValueBuffer<8> values(n);
   for (size_t i = 0; i < n; ++i) values.push(i, operands_[i]->eval(interp, frame));
+  if (Tracer* tracer = interp.tracer(); tracer && tracer->noteRecur(std::span<const Value>(values.data(), n)))
+    return Value::recurMarker(); // a staged loop takes the values; the bindings stay
   for (size_t i = 0; i < n; ++i) targets_[i]->bindMoved(std::move(values.data()[i]), frame.slots);
   return Value::recurMarker();
 }
@@ -245,7 +285,7 @@ Value BinaryCallNode::eval(Interp& interp, Frame& frame) const {
     return interp.apply(var_->value, Args(args, 2), span());
   }
   try {
-    return fn_(*lhs, *rhs);
+    return fn_(*lhs, *rhs, span());
   } catch (Error& e) {
     e.setSpanIfUnknown(span());
     throw;

@@ -50,6 +50,7 @@ struct Pattern {
   std::vector<Pattern> items;    ///< Sequence: element patterns
   std::unique_ptr<Pattern> rest; ///< Sequence: `& rest`
   int asSlot = -1;               ///< Sequence: `:as whole`
+  std::string name;              ///< Slot: the bound symbol (names IR values when lowering)
   Span span;
 
   /// Binds `value` into the frame's slots.
@@ -75,6 +76,7 @@ struct Lambda {
   std::vector<Pattern> params; ///< fixed parameters
   std::optional<Pattern> rest; ///< `& rest`
   int frameSize = 0;
+  bool recurs = false; ///< whether its body recurs to the fn itself (lowered as a while)
   NodePtr body;
   std::vector<CaptureSource> captureSources;
   std::vector<std::string> captureNames; ///< name of each capture, for lowering to IR
@@ -175,6 +177,8 @@ public:
   Value eval(Interp& interp, Frame& frame) const override;
 
 private:
+  Value evalFrom(Interp& interp, Frame& frame, size_t first) const;
+
   bool isAnd_;
   std::vector<NodePtr> operands_;
 };

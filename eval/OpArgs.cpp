@@ -22,7 +22,7 @@ std::string shortPrint(const Value& v) {
 
 const Value* tensorOperand(const CallContext& cx, Args args, size_t i) {
   if (i >= args.size()) fail(ErrorKind::Type, cx.self.name(), ": missing tensor argument ", i + 1);
-  if (!args[i].isTensor()) badArgument(cx, i, "a tensor", args[i]);
+  if (!args[i].isTensorLike()) badArgument(cx, i, "a tensor", args[i]);
   return &args[i];
 }
 
@@ -134,7 +134,7 @@ Parser joining(OpKind kind) {
     OpCall call{kind, elements(cx, args[0], "the tensors to join"), NoAttrs{}};
     if (call.operands.empty()) fail(ErrorKind::Value, cx.self.name(), " needs at least one tensor");
     for (const Value* v : call.operands)
-      if (!v->isTensor()) badAttr(cx, "every element", "a tensor", *v);
+      if (!v->isTensorLike()) badAttr(cx, "every element", "a tensor", *v);
     const Value* axis = kw.find("axis");
     call.attrs = AxisAttrs{axis ? readInt(cx, *axis, ":axis") : 0};
     return call;

@@ -1,6 +1,8 @@
 // eval/Printer.cpp — printing values.
 #include "eval/Printer.h"
 
+#include "eval/Tracer.h"
+
 #include "parser/Syntax.h"
 #include "runtime/Format.h"
 #include "tsl/StackGuard.h"
@@ -59,6 +61,9 @@ void print(const Value& value, bool readably, std::string& out) {
     break;
   }
   case ValueKind::Recur: out += "#<recur>"; break;
+  case ValueKind::Traced:
+    out += value.traced().alive() ? cat("#<traced ", tracedTypeName(value), ">") : "#<traced, escaped>";
+    break;
   }
 }
 

@@ -2,6 +2,7 @@
 #include "eval/Value.h"
 
 #include "eval/Nodes.h"
+#include "eval/Tracer.h"
 #include "runtime/Views.h"
 #include "tsl/StackGuard.h"
 
@@ -36,9 +37,17 @@ const ListObj* Value::list() const { return static_cast<const ListObj*>(object_)
 const VectorObj& Value::vector() const { return *static_cast<const VectorObj*>(object_); }
 const MapObj& Value::map() const { return *static_cast<const MapObj*>(object_); }
 const FunctionObj& Value::function() const { return *static_cast<const FunctionObj*>(object_); }
+const TracedObj& Value::traced() const { return *static_cast<const TracedObj*>(object_); }
 
 bool Value::truthySlow() const {
   if (kind_ == ValueKind::Nil) return false;
+  if (kind_ == ValueKind::Traced) {
+    const ir::Type& type = tracedType(*this);
+    if (type.rank() != 0) fail(ErrorKind::Type, "a condition must be a scalar, got a traced tensor of type ", type.str());
+    if (type.dtype != DType::Bool) return true; // a number is true, whatever its value (§3)
+    fail(ErrorKind::Type, "jit: the truth of a traced boolean is known only when the code runs; "
+                          "use it as the condition of if, when, cond, and, or, or use where");
+  }
   if (kind_ != ValueKind::Tensor) return true;
   if (!tensor_.isScalar())
     fail(ErrorKind::Type, "a condition must be a scalar, got a tensor of type ", dtypeName(tensor_.dtype()),
@@ -169,6 +178,9 @@ bool tensorsEqual(const Tensor& a, const Tensor& b) {
 
 bool valuesEqual(const Value& a, const Value& b) {
   checkStack();
+  if (a.isTraced() || b.isTraced())
+    fail(ErrorKind::Type, "jit: = compares values, and a traced tensor has none until the compiled code runs "
+                          "(use == for an elementwise comparison)");
   if (a.kind() == b.kind() && !a.isTensor() && a.object() == b.object()) return true; // identical
   if (a.isSequential() && b.isSequential()) {
     if (sequenceCount(a) != sequenceCount(b)) return false;
@@ -205,6 +217,7 @@ bool valuesEqual(const Value& a, const Value& b) {
 
 int64_t sequenceCount(const Value& v) {
   switch (v.kind()) {
+  case ValueKind::Traced: return tracedLength(v);
   case ValueKind::Nil: return 0;
   case ValueKind::List: return v.list() ? v.list()->count() : 0;
   case ValueKind::Vector: return static_cast<int64_t>(v.vector().count());
@@ -224,6 +237,7 @@ int64_t sequenceCount(const Value& v) {
 std::vector<Value> sequenceItems(const Value& v) {
   std::vector<Value> out;
   switch (v.kind()) {
+  case ValueKind::Traced: return tracedRows(v);
   case ValueKind::Nil: break;
   case ValueKind::List:
     out.reserve(static_cast<size_t>(sequenceCount(v)));
@@ -275,6 +289,7 @@ std::string describeKind(const Value& v) {
   case ValueKind::Map: return "map";
   case ValueKind::Function: return v.function().isMacro() ? "macro" : "function";
   case ValueKind::Recur: return "recur";
+  case ValueKind::Traced: return v.traced().alive() ? cat("traced ", tracedTypeName(v), " tensor") : "escaped traced tensor";
   }
   return "value";
 }

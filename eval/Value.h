@@ -35,7 +35,8 @@ enum class ValueKind : uint8_t {
   Vector,
   Map,
   Function,
-  Recur, ///< internal: the result of `recur`, consumed by the enclosing loop or fn
+  Recur,  ///< internal: the result of `recur`, consumed by the enclosing loop or fn
+  Traced, ///< a tensor being lowered to IR: known only by its type until the code runs
 };
 
 /// Base of every heap object a Value can point at.
@@ -69,6 +70,7 @@ class ListObj;
 class VectorObj;
 class MapObj;
 class FunctionObj;
+class TracedObj;
 
 class Value {
 public:
@@ -134,6 +136,9 @@ public:
   bool isMap() const { return kind_ == ValueKind::Map; }
   bool isFunction() const { return kind_ == ValueKind::Function; }
   bool isRecur() const { return kind_ == ValueKind::Recur; }
+  bool isTraced() const { return kind_ == ValueKind::Traced; }
+  /// A tensor now (isTensor) or when the code being lowered runs (isTraced).
+  bool isTensorLike() const { return isTensor() || isTraced(); }
   /// A list or vector (what sequence functions and destructuring walk, besides tensors).
   bool isSequential() const { return isList() || isVector(); }
 
@@ -146,6 +151,7 @@ public:
   const VectorObj& vector() const;
   const MapObj& map() const;
   const FunctionObj& function() const;
+  const TracedObj& traced() const;
   const Object* object() const { return object_; }
 
   /// Truth as in §3: nil and false (a rank-0 bool holding false) are false; everything
@@ -280,6 +286,39 @@ private:
   Span span_;
 };
 
+namespace ir {
+class Value;
+}
+class Tracer;
+
+/// A tensor inside a function being lowered to IR (eval/Tracer.h): an IR value.
+class TracedObj final : public Object {
+public:
+  TracedObj(ir::Value* value, Tracer* tracer, std::shared_ptr<const bool> alive)
+      : Object(ValueKind::Traced), value_(value), tracer_(tracer), alive_(std::move(alive)) {}
+  /// Whether the compilation it belongs to is still going on.
+  bool alive() const { return *alive_; }
+  /// Both throw a type error once the compilation is over (a traced value that escaped).
+  ir::Value* value() const {
+    checkAlive();
+    return value_;
+  }
+  Tracer* tracer() const {
+    checkAlive();
+    return tracer_;
+  }
+
+private:
+  void checkAlive() const {
+    if (!*alive_)
+      fail(ErrorKind::Type, "jit: a traced value escaped the function being compiled (was it stored in a "
+                            "global or an atom while compiling?)");
+  }
+  ir::Value* value_;
+  Tracer* tracer_;
+  std::shared_ptr<const bool> alive_;
+};
+
 class Interp;
 struct Lambda;
 
@@ -312,11 +351,17 @@ private:
   std::string name_;
 };
 
+/// What a builtin made at run time keeps (a jit function's compiled versions).
+class BuiltinState {
+public:
+  virtual ~BuiltinState() = default;
+};
+
 class BuiltinObj final : public FunctionObj {
 public:
   /// The same meaning as a two-argument call, as a plain function: the analyzer calls it
   /// directly for (op a b), skipping argument packing (it matters for scalar loops).
-  using BinaryFn = Value (*)(const Value&, const Value&);
+  using BinaryFn = Value (*)(const Value&, const Value&, const Span&);
 
   /// `maxArgs` < 0 means variadic.
   BuiltinObj(std::string name, int minArgs, int maxArgs, BuiltinFn fn, bool macro = false)
@@ -327,12 +372,15 @@ public:
   const BuiltinFn& fn() const { return fn_; }
   BinaryFn binaryFn() const { return binaryFn_; }
   void setBinaryFn(BinaryFn fn) { binaryFn_ = fn; }
+  BuiltinState* state() const { return state_.get(); }
+  void setState(std::shared_ptr<BuiltinState> state) { state_ = std::move(state); }
 
 private:
   int minArgs_;
   int maxArgs_;
   BuiltinFn fn_;
   BinaryFn binaryFn_ = nullptr;
+  std::shared_ptr<BuiltinState> state_;
 };
 
 class ClosureObj final : public FunctionObj {

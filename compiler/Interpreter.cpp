@@ -1,0 +1,156 @@
+// compiler/Interpreter.cpp — walking IR blocks over tensors.
+#include "compiler/Interpreter.h"
+
+#include "tsl/StackGuard.h"
+
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tsl::compiler {
+
+namespace {
+
+using ir::Block;
+using ir::Operation;
+using ir::Structural;
+
+class Machine {
+public:
+  Machine(const ir::Module& module, const InterpretOptions& options) : module_(module), options_(options) {}
+
+  std::vector<Tensor> call(const ir::Function& f, std::span<const Tensor> args) {
+    checkStack();
+    const auto& params = f.body().arguments();
+    if (args.size() != params.size())
+      fail(ErrorKind::Type, "@", f.name(), " takes ", params.size(), " arguments, got ", args.size());
+    std::map<std::string, int64_t> symbols;
+    Env env;
+    for (size_t i = 0; i < args.size(); ++i) {
+      checkArgument(f, i, params[i]->type(), args[i], symbols);
+      env[params[i].get()] = args[i];
+    }
+    return block(f.body(), env);
+  }
+
+private:
+  using Env = std::unordered_map<const ir::Value*, Tensor>;
+
+  static void checkArgument(const ir::Function& f, size_t i, const ir::Type& type, const Tensor& arg,
+                            std::map<std::string, int64_t>& symbols) {
+    bool ok = arg.dtype() == type.dtype && arg.rank() == type.rank();
+    for (int d = 0; ok && d < type.rank(); ++d) {
+      const ir::Dim& dim = type.dims[static_cast<size_t>(d)];
+      if (!dim.symbolic()) {
+        ok = dim.size == arg.shape()[d];
+      } else {
+        auto [it, inserted] = symbols.emplace(dim.symbol, arg.shape()[d]);
+        ok = it->second == arg.shape()[d];
+      }
+    }
+    if (!ok)
+      fail(ErrorKind::Type, "@", f.name(), " expects ", type.str(), " for argument ", i + 1, ", got ",
+           TensorType::of(arg).str());
+  }
+
+  /// Runs a block; returns the operands of its terminator.
+  std::vector<Tensor> block(const Block& b, Env& env) {
+    // Last use of each value in this block (an operation with regions counts as using
+    // everything its regions use).
+    // Only values this block defines are released here: an enclosing block's values may
+    // be needed again (the next iteration of a while runs this block again).
+    std::unordered_map<const ir::Value*, const Operation*> lastUse;
+    std::unordered_set<const ir::Value*> local;
+    for (const auto& arg : b.arguments()) local.insert(arg.get());
+    for (const auto& op : b.ops()) {
+      for (size_t i = 0; i < op->resultCount(); ++i) local.insert(op->result(i));
+      for (const ir::Value* v : op->operands()) lastUse[v] = op.get();
+      for (const auto& region : op->regions())
+        ir::walk(region->block(), [&](Operation& inner) {
+          for (const ir::Value* v : inner.operands()) lastUse[v] = op.get();
+        });
+    }
+    for (const auto& op : b.ops()) {
+      if (op->code().isTerminator()) {
+        std::vector<Tensor> out;
+        for (const ir::Value* v : op->operands()) out.push_back(lookup(env, v, *op));
+        return out;
+      }
+      operation(*op, env);
+      // Release what this operation used for the last time (block arguments included).
+      for (const ir::Value* v : op->operands())
+        if (lastUse[v] == op.get() && local.count(v)) env.erase(v);
+    }
+    fail(ErrorKind::Internal, "a block without a terminator");
+  }
+
+  static const Tensor& lookup(const Env& env, const ir::Value* v, const Operation& at) {
+    auto it = env.find(v);
+    if (it == env.end())
+      throw Error(ErrorKind::Internal, cat("interp: ", at.code().name(), " uses a value that has no tensor"), at.span());
+    return it->second;
+  }
+
+  void operation(const Operation& op, Env& env) {
+    const ir::OpCode code = op.code();
+    std::vector<Tensor> inputs;
+    inputs.reserve(op.operands().size());
+    for (const ir::Value* v : op.operands()) inputs.push_back(lookup(env, v, op));
+    try {
+      if (code.primitive) {
+        env[op.result()] = runOp(code.kind, op.attrs(), inputs);
+        return;
+      }
+      switch (code.structural) {
+      case Structural::Constant: env[op.result()] = op.constant(); return;
+      case Structural::Call: {
+        const ir::Function* callee = module_.find(op.callee());
+        if (!callee) fail(ErrorKind::Internal, "call of the unknown function @", op.callee());
+        const std::vector<Tensor> results = call(*callee, inputs);
+        for (size_t i = 0; i < op.resultCount(); ++i) env[op.result(i)] = results[i];
+        return;
+      }
+      case Structural::If: {
+        const Block& branch = op.region(inputs[0].isNonZero() ? 0 : 1).block();
+        const std::vector<Tensor> results = block(branch, env);
+        for (size_t i = 0; i < op.resultCount(); ++i) env[op.result(i)] = results[i];
+        return;
+      }
+      case Structural::While: {
+        const Block& before = op.region(0).block();
+        const Block& after = op.region(1).block();
+        std::vector<Tensor> carried = std::move(inputs);
+        for (;;) {
+          if (options_.poll) options_.poll();
+          for (size_t i = 0; i < carried.size(); ++i) env[before.argument(i)] = carried[i];
+          std::vector<Tensor> forwarded = block(before, env);
+          const bool more = forwarded[0].isNonZero();
+          forwarded.erase(forwarded.begin());
+          if (!more) {
+            for (size_t i = 0; i < op.resultCount(); ++i) env[op.result(i)] = forwarded[i];
+            return;
+          }
+          for (size_t i = 0; i < forwarded.size(); ++i) env[after.argument(i)] = forwarded[i];
+          carried = block(after, env);
+        }
+      }
+      default: fail(ErrorKind::Internal, "interp: unexpected ", code.name());
+      }
+    } catch (Error& e) {
+      e.setSpanIfUnknown(op.span());
+      throw;
+    }
+  }
+
+  const ir::Module& module_;
+  const InterpretOptions& options_;
+};
+
+} // namespace
+
+std::vector<Tensor> interpret(const ir::Module& module, const ir::Function& function, std::span<const Tensor> args,
+                              const InterpretOptions& options) {
+  return Machine(module, options).call(function, args);
+}
+
+} // namespace tsl::compiler

@@ -1,0 +1,310 @@
+// eval/Compile.cpp — lowering functions for a signature, jit versions, running them.
+#include "eval/Compile.h"
+
+#include "compiler/Interpreter.h"
+#include "eval/Interp.h"
+#include "eval/Printer.h"
+#include "ir/Verifier.h"
+#include "ir/Printer.h"
+#include "parser/Syntax.h"
+
+#include <iostream>
+
+namespace tsl {
+
+namespace {
+
+std::string functionName(const Value& fn) {
+  if (fn.isFunction() && !fn.function().name().empty()) return ir::irName(fn.function().name());
+  return "fn";
+}
+
+/// Prints an argument tree with its leaves as types ("{:w f32[3] :b f32}").
+void describeTree(const TreeShape& shape, const Signature& sig, size_t& pos, std::string& out) {
+  switch (shape.kind) {
+  case TreeShape::Kind::Leaf:
+    out += sig.weak[pos] ? cat("weak ", sig.leaves[pos].str()) : sig.leaves[pos].str();
+    ++pos;
+    break;
+  case TreeShape::Kind::Static: out += printValue(shape.value, true).substr(0, 40); break;
+  case TreeShape::Kind::Map:
+    out += "{";
+    for (size_t i = 0; i < shape.keys.size(); ++i) {
+      out += cat(i ? " " : "", printValue(shape.keys[i], true), " ");
+      describeTree(shape.children[i], sig, pos, out);
+    }
+    out += "}";
+    break;
+  case TreeShape::Kind::Vector:
+  case TreeShape::Kind::List:
+    out += shape.kind == TreeShape::Kind::List ? "(" : "[";
+    for (size_t i = 0; i < shape.children.size(); ++i) {
+      if (i) out += " ";
+      describeTree(shape.children[i], sig, pos, out);
+    }
+    out += shape.kind == TreeShape::Kind::List ? ")" : "]";
+    break;
+  }
+}
+
+/// A weak literal passed to compiled code: a strong tensor of the dtype it is held in.
+Tensor strongLeaf(const Tensor& t) {
+  if (!t.weak()) return t;
+  return isFloat(t.dtype()) ? Tensor::ofFloat(t.toDouble(), DType::F64) : Tensor::ofInt(t.toInt(), DType::I64);
+}
+
+/// The IR type a leaf is passed as.
+ir::Type leafType(const Value& leaf) {
+  if (leaf.isTraced()) return tracedType(leaf);
+  const Tensor t = strongLeaf(leaf.tensor());
+  return ir::Type::of(t.dtype(), t.shape());
+}
+
+Lowered lowerImpl(Interp& interp, const Value& fn, Signature signature, const Span& span, const LowerOptions& options) {
+  Lowered out;
+  out.module = std::make_unique<ir::Module>();
+  const bool closure = fn.isFunction() && fn.function().functionKind() == FunctionObj::Kind::Closure;
+  const Span fnSpan = closure ? static_cast<const ClosureObj&>(fn.function()).lambda()->span : span;
+  ir::Function& function = out.module->addFunction(functionName(fn), fnSpan);
+  out.function = &function;
+  {
+    Tracer tracer(interp, *out.module, function);
+    std::vector<Value> leaves;
+    for (size_t i = 0; i < signature.leaves.size(); ++i) {
+      ir::Value* param = function.body().addArgument(signature.leaves[i], ir::irName(signature.labels[i]));
+      if (signature.weak[i]) tracer.markWeak(param);
+      leaves.push_back(tracer.wrap(param));
+    }
+    std::vector<Value> args;
+    size_t pos = 0;
+    for (const TreeShape& shape : signature.args) args.push_back(shape.rebuild(leaves, pos));
+    const Value result = interp.apply(fn, args, span);
+    if (result.isRecur()) throw Error(ErrorKind::Syntax, "recur outside of a loop or fn", span);
+
+    std::vector<Value> resultLeaves;
+    out.result = TreeShape::flatten(result, resultLeaves);
+    std::vector<ir::Value*> returned;
+    for (const Value& leaf : resultLeaves) {
+      // A weak literal comes back weak, exactly as eager code gives it.
+      const bool weak = leaf.isTraced() ? tracer.isWeak(leaf.traced().value()) : leaf.tensor().weak();
+      std::optional<DType> as;
+      if (weak) as = leaf.isTraced() ? tracedType(leaf).dtype : strongLeaf(leaf.tensor()).dtype();
+      out.weakResult.push_back(weak);
+      returned.push_back(tracer.materialize(leaf, as, span));
+    }
+    tracer.builder().terminate(ir::Structural::Return, returned, fnSpan);
+    out.hidden = tracer.hiddenArgs();
+  }
+  out.signature = std::move(signature);
+  ir::verify(*out.module);
+  if (options.optimize) optimize(interp, *out.module, options.pipeline ? *options.pipeline : ir::interpPipeline());
+  return out;
+}
+
+} // namespace
+
+// ---- Signatures ----
+
+Signature Signature::of(Args args, const std::vector<std::string>& names) {
+  Signature sig;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::vector<Value> leaves;
+    sig.args.push_back(TreeShape::flatten(args[i], leaves));
+    sig.args.back().label(i < names.size() ? names[i] : cat("arg", i), sig.labels);
+    for (const Value& leaf : leaves) {
+      sig.leaves.push_back(leafType(leaf));
+      sig.weak.push_back(leaf.isTensor() && leaf.tensor().weak());
+    }
+  }
+  return sig;
+}
+
+bool Signature::operator==(const Signature& other) const {
+  if (args.size() != other.args.size() || leaves != other.leaves || weak != other.weak) return false;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (!args[i].sameAs(other.args[i])) return false;
+  return true;
+}
+
+std::string Signature::str() const {
+  std::string out = "(";
+  size_t pos = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) out += ", ";
+    describeTree(args[i], *this, pos, out);
+  }
+  return out + ")";
+}
+
+std::string Signature::difference(const Signature& other) const {
+  if (args.size() != other.args.size())
+    return cat("it is called with ", other.args.size(), " arguments, not ", args.size());
+  std::vector<std::string> reasons;
+  size_t posA = 0, posB = 0;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const size_t leavesA = args[i].leafCount(), leavesB = other.args[i].leafCount();
+    if (!args[i].sameAs(other.args[i])) {
+      std::string was, now;
+      size_t a = posA, b = posB;
+      describeTree(args[i], *this, a, was);
+      describeTree(other.args[i], other, b, now);
+      reasons.push_back(cat("argument ", i + 1, " has another structure or static value: ", now, ", was ", was));
+    } else {
+      for (size_t k = 0; k < leavesA; ++k) {
+        const ir::Type& was = leaves[posA + k];
+        const ir::Type& now = other.leaves[posB + k];
+        const std::string& label = other.labels[posB + k];
+        if (was.dtype != now.dtype)
+          reasons.push_back(cat("argument ", label, ": dtype ", dtypeName(now.dtype), ", was ", dtypeName(was.dtype)));
+        else if (!(was == now))
+          reasons.push_back(cat("argument ", label, ": shape ", now.str(), ", was ", was.str()));
+        else if (weak[posA + k] != other.weak[posB + k])
+          reasons.push_back(cat("argument ", label, other.weak[posB + k] ? ": a bare number, was a tensor" : ": a tensor, was a bare number"));
+      }
+    }
+    posA += leavesA;
+    posB += leavesB;
+  }
+  if (reasons.empty()) return "the signature is the same";
+  std::string out;
+  for (const std::string& r : reasons) out += cat(out.empty() ? "" : "; ", r);
+  return out;
+}
+
+// ---- Lowering ----
+
+std::vector<std::string> parameterNames(const Value& fn) {
+  std::vector<std::string> names;
+  if (!fn.isFunction() || fn.function().functionKind() != FunctionObj::Kind::Closure) return names;
+  const Lambda& lambda = *static_cast<const ClosureObj&>(fn.function()).lambda();
+  if (!lambda.source || !lambda.source->isList()) return names;
+  const auto& items = lambda.source->items();
+  const size_t at = items.size() > 1 && items[1]->isSymbol() ? 2 : 1;
+  if (at >= items.size() || !items[at]->isVector()) return names;
+  for (const SyntaxPtr& p : items[at]->items()) {
+    if (p->isSymbol("&")) continue;
+    names.push_back(p->isSymbol() ? p->text() : cat("arg", names.size()));
+  }
+  return names;
+}
+
+Lowered lowerFunction(Interp& interp, const Value& fn, Args args, const Span& span, const LowerOptions& options) {
+  return lowerImpl(interp, fn, Signature::of(args, parameterNames(fn)), span, options);
+}
+
+Lowered lowerForTypes(Interp& interp, const Value& fn, const std::vector<ir::Type>& types,
+                      const std::vector<std::string>& names, const Span& span, const LowerOptions& options) {
+  Signature sig;
+  const std::vector<std::string> params = parameterNames(fn);
+  for (size_t i = 0; i < types.size(); ++i) {
+    sig.args.push_back(TreeShape{});
+    sig.leaves.push_back(types[i]);
+    sig.weak.push_back(false);
+    sig.labels.push_back(i < names.size() && !names[i].empty() ? names[i]
+                         : i < params.size()                   ? params[i]
+                                                               : cat("arg", i));
+  }
+  return lowerImpl(interp, fn, std::move(sig), span, options);
+}
+
+void optimize(Interp& interp, ir::Module& module, const std::vector<std::string>& pipeline) {
+  const CompileDebug& debug = interp.compileDebug();
+  ir::PassContext context;
+  context.verifyEach = debug.verifyEach;
+  context.printAfterAll = debug.printAfterAll;
+  context.printAfter = debug.printAfter;
+  context.timePasses = debug.timePasses;
+  context.out = debug.out;
+  ir::PassManager(pipeline).run(module, context);
+  if (debug.timePasses) ir::PassManager::reportTimings(context);
+}
+
+void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types) {
+  std::vector<std::string> items;
+  std::string current;
+  int depth = 0;
+  for (char c : text) {
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (c == ',' && depth == 0) {
+      items.push_back(current);
+      current.clear();
+    } else if (!std::isspace(static_cast<unsigned char>(c))) {
+      current += c;
+    }
+  }
+  if (!current.empty() || !items.empty()) items.push_back(current);
+  for (const std::string& item : items) {
+    const size_t colon = item.find(':');
+    const std::string name = colon == std::string::npos ? "" : item.substr(0, colon);
+    const std::string typeText = colon == std::string::npos ? item : item.substr(colon + 1);
+    const std::optional<ir::Type> type = ir::parseType(typeText);
+    if (!type || (colon != std::string::npos && name.empty()))
+      fail(ErrorKind::Value, "bad signature item '", item, "': expected NAME:TYPE such as x:f32[128,64] or n:i64");
+    names.push_back(name);
+    types.push_back(*type);
+  }
+}
+
+// ---- Running ----
+
+Value Lowered::run(Interp& interp, Args args, const Span& span) const {
+  std::vector<Tensor> inputs;
+  inputs.reserve(signature.leaves.size() + hidden.size());
+  for (const Value& arg : args) {
+    std::vector<Value> leaves;
+    TreeShape::flatten(arg, leaves);
+    for (const Value& leaf : leaves) inputs.push_back(strongLeaf(leaf.tensor()));
+  }
+  inputs.insert(inputs.end(), hidden.begin(), hidden.end());
+  compiler::InterpretOptions options;
+  options.poll = [&] { interp.poll(span); };
+  std::vector<Tensor> outputs;
+  try {
+    outputs = compiler::interpret(*module, *function, inputs, options);
+  } catch (Error& e) {
+    e.setSpanIfUnknown(span);
+    throw;
+  }
+  std::vector<Value> leaves;
+  leaves.reserve(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& t = outputs[i];
+    if (weakResult[i]) leaves.emplace_back(isFloat(t.dtype()) ? Tensor::weakFloat(t.toDouble()) : Tensor::weakInt(t.toInt()));
+    else leaves.emplace_back(t);
+  }
+  size_t pos = 0;
+  return result.rebuild(leaves, pos);
+}
+
+// ---- jit ----
+
+const Lowered& JitState::version(Interp& interp, Args args, const Span& span) {
+  Signature sig = Signature::of(args, parameterNames(fn_));
+  for (const auto& v : versions_)
+    if (v->signature == sig) return *v;
+  const std::string name = fn_.isFunction() && !fn_.function().name().empty() ? fn_.function().name() : "fn";
+  lastReason_ = versions_.empty() ? cat("first call, for ", sig.str())
+                                  : cat("a new signature ", sig.str(), ": ", versions_.back()->signature.difference(sig));
+  const CompileDebug& debug = interp.compileDebug();
+  if (debug.explainRecompile && !versions_.empty())
+    (debug.out ? *debug.out : std::cerr) << "jit: " << name << " compiles version " << versions_.size() + 1 << ": "
+                                         << lastReason_ << "\n";
+  versions_.push_back(std::make_unique<Lowered>(lowerImpl(interp, fn_, std::move(sig), span, {})));
+  return *versions_.back();
+}
+
+Value JitState::call(Interp& interp, Args args, const Span& span) {
+  // Inside a function being compiled, a jit function is just its function: its body
+  // becomes part of the caller's IR.
+  for (const Value& arg : args)
+    if (Tracer::containsTraced(arg)) return interp.apply(fn_, args, span);
+  return version(interp, args, span).run(interp, args, span);
+}
+
+std::string JitState::explain() const {
+  if (versions_.empty()) return "not compiled yet";
+  return cat(versions_.size(), versions_.size() == 1 ? " version" : " versions", "; the last compiled on ", lastReason_);
+}
+
+} // namespace tsl

@@ -1,0 +1,110 @@
+// eval/Compile.h — from a TSL function and a signature to optimised IR, and running it.
+//
+// lowerFunction() stages a function (eval/Tracer.h) on traced stand-ins for its
+// arguments: every tensor leaf of every argument becomes a parameter of the IR function,
+// everything else (numbers used as attributes, keywords, tree structure) is part of the
+// signature and fixed at compile time. The result tree is flattened to the function's
+// returned values and rebuilt after each run.
+//
+// A Signature is what a compiled version depends on: the tree structure of the arguments,
+// the static leaves by value, and the dtype and shape of every tensor leaf. `jit` keeps
+// one compiled version per signature (JitState).
+#pragma once
+
+#include "eval/Tracer.h"
+#include "ir/Pass.h"
+
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tsl {
+
+/// The debugging switches of the command line (`tsl --print-ir-after=NAME ...`) that every
+/// compilation of an engine obeys.
+struct CompileDebug {
+  bool verifyEach = false;
+  bool printAfterAll = false;
+  std::set<std::string> printAfter;
+  bool timePasses = false;
+  bool explainRecompile = false; ///< say why a jit function compiles a new version
+  std::ostream* out = nullptr;   ///< where they write (stderr if null)
+};
+
+/// What a compiled version of a function depends on.
+struct Signature {
+  std::vector<TreeShape> args;     ///< one per argument
+  std::vector<ir::Type> leaves;    ///< the type of every tensor leaf, in order
+  std::vector<bool> weak;          ///< whether that leaf is a weak literal
+  std::vector<std::string> labels; ///< the leaf's name for messages ("x", "p.w")
+
+  /// Reads the signature of a call's arguments; `names` are the parameter names (may be
+  /// shorter than args, for messages and IR value names).
+  static Signature of(Args args, const std::vector<std::string>& names);
+  bool operator==(const Signature& other) const;
+  /// "(f32[2,3], {:w f32[3]}, 5)".
+  std::string str() const;
+  /// Why `other` needs another version than this one ("argument x: f32[4,3], not f32[2,3]").
+  std::string difference(const Signature& other) const;
+};
+
+/// A function lowered for one signature.
+struct Lowered {
+  std::unique_ptr<ir::Module> module;
+  ir::Function* function = nullptr;
+  Signature signature;
+  std::vector<Tensor> hidden;  ///< large captured tensors, passed after the arguments
+  TreeShape result;            ///< the result tree with its tensor leaves taken out
+  std::vector<bool> weakResult; ///< result leaves that are weak literals in eager code
+
+  /// Runs the function on the tensor leaves of `args` (which must have `signature`).
+  Value run(Interp& interp, Args args, const Span& span) const;
+};
+
+struct LowerOptions {
+  bool optimize = true;                       ///< run the :interp pipeline
+  const std::vector<std::string>* pipeline = nullptr; ///< instead of the default one
+};
+
+/// The names of a closure's parameters ("x", "p"), from its source; empty for builtins.
+std::vector<std::string> parameterNames(const Value& fn);
+
+/// Lowers `fn` applied to arguments of `args`'s signature (the tensors' values are not
+/// used, only their types).
+Lowered lowerFunction(Interp& interp, const Value& fn, Args args, const Span& span, const LowerOptions& options = {});
+
+/// Lowers `fn` for parameters of the given types (symbolic dimensions allowed), as
+/// `tsl compile --sig` asks.
+Lowered lowerForTypes(Interp& interp, const Value& fn, const std::vector<ir::Type>& types,
+                      const std::vector<std::string>& names, const Span& span, const LowerOptions& options = {});
+
+/// Runs the passes of `pipeline` with the engine's debugging switches.
+void optimize(Interp& interp, ir::Module& module, const std::vector<std::string>& pipeline);
+
+/// Parses "x:f32[128,64],y:i64[128]" (names optional: "f32[2],i64") into names and types.
+void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types);
+
+/// The compiled versions of one `jit` function.
+class JitState final : public BuiltinState {
+public:
+  JitState(Value fn, std::string target) : fn_(std::move(fn)), target_(std::move(target)) {}
+  const Value& function() const { return fn_; }
+  const std::string& target() const { return target_; }
+  /// Finds or compiles the version for `args` and runs it.
+  Value call(Interp& interp, Args args, const Span& span);
+  /// The version for `args`, compiling it if needed.
+  const Lowered& version(Interp& interp, Args args, const Span& span);
+  /// What the last compilation was for, and why it was needed.
+  std::string explain() const;
+  size_t versions() const { return versions_.size(); }
+
+private:
+  Value fn_;
+  std::string target_;
+  std::vector<std::unique_ptr<Lowered>> versions_;
+  std::string lastReason_;
+};
+
+} // namespace tsl

@@ -1,0 +1,542 @@
+// eval/Tracer.cpp — staged evaluation: primitives on traced values become IR.
+#include "eval/Tracer.h"
+
+#include "eval/Interp.h"
+#include "eval/Printer.h"
+#include "ir/Printer.h"
+#include "tsl/StackGuard.h"
+
+namespace tsl {
+
+namespace {
+
+/// Tensors with more elements than this become hidden parameters rather than constants,
+/// so captured weights do not bloat the IR.
+constexpr int64_t kMaxConstantElements = 64;
+
+bool isLeaf(const Value& v) { return v.isTensorLike(); }
+
+/// The type a leaf has if it is traced or a strong tensor; nullopt for a weak scalar,
+/// whose type depends on what it meets.
+std::optional<ir::Type> strongType(const Value& v) {
+  if (v.isTraced()) {
+    if (v.traced().tracer()->isWeak(v.traced().value())) return std::nullopt;
+    return tracedType(v);
+  }
+  const Tensor& t = v.tensor();
+  if (t.weak()) return std::nullopt;
+  return ir::Type::of(t.dtype(), t.shape());
+}
+
+/// Whether two non-traced leaves are the same value of the same type.
+bool sameStatic(const Value& a, const Value& b) {
+  if (a.isTraced() || b.isTraced()) return false;
+  if (a.isTensor() != b.isTensor()) return false;
+  if (a.isTensor() && (a.tensor().dtype() != b.tensor().dtype() || a.tensor().weak() != b.tensor().weak())) return false;
+  return valuesEqual(a, b);
+}
+
+} // namespace
+
+// ---- Trees ----
+
+TreeShape TreeShape::flatten(const Value& tree, std::vector<Value>& leaves) {
+  checkStack();
+  TreeShape shape;
+  if (tree.isMap()) {
+    shape.kind = Kind::Map;
+    for (const auto& [key, value] : tree.map().entries()) {
+      shape.keys.push_back(key);
+      shape.children.push_back(flatten(value, leaves));
+    }
+  } else if (tree.isSequential()) {
+    shape.kind = tree.isList() ? Kind::List : Kind::Vector;
+    for (const Value& item : sequenceItems(tree)) shape.children.push_back(flatten(item, leaves));
+  } else if (isLeaf(tree)) {
+    shape.kind = Kind::Leaf;
+    leaves.push_back(tree);
+  } else {
+    shape.kind = Kind::Static;
+    shape.value = tree;
+  }
+  return shape;
+}
+
+Value TreeShape::rebuild(std::span<const Value> leaves, size_t& pos) const {
+  switch (kind) {
+  case Kind::Leaf: return leaves[pos++];
+  case Kind::Static: return value;
+  case Kind::Map: {
+    std::vector<std::pair<Value, Value>> entries;
+    for (size_t i = 0; i < keys.size(); ++i) entries.emplace_back(keys[i], children[i].rebuild(leaves, pos));
+    return makeMap(std::move(entries));
+  }
+  case Kind::Vector:
+  case Kind::List: {
+    std::vector<Value> items;
+    for (const TreeShape& child : children) items.push_back(child.rebuild(leaves, pos));
+    return kind == Kind::List ? makeList(items) : makeVector(std::move(items));
+  }
+  }
+  return Value();
+}
+
+bool TreeShape::sameAs(const TreeShape& other) const {
+  if (kind != other.kind || children.size() != other.children.size()) return false;
+  if (kind == Kind::Static) return sameStatic(value, other.value);
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (!valuesEqual(keys[i], other.keys[i])) return false;
+  for (size_t i = 0; i < children.size(); ++i)
+    if (!children[i].sameAs(other.children[i])) return false;
+  return true;
+}
+
+size_t TreeShape::leafCount() const {
+  if (kind == Kind::Leaf) return 1;
+  size_t n = 0;
+  for (const TreeShape& child : children) n += child.leafCount();
+  return n;
+}
+
+void TreeShape::label(const std::string& prefix, std::vector<std::string>& out) const {
+  switch (kind) {
+  case Kind::Leaf: out.push_back(prefix); break;
+  case Kind::Static: break;
+  case Kind::Map:
+    for (size_t i = 0; i < keys.size(); ++i)
+      children[i].label(prefix + "." + (keys[i].isKeyword() ? keys[i].keyword().name() : printValue(keys[i], false)), out);
+    break;
+  case Kind::Vector:
+  case Kind::List:
+    for (size_t i = 0; i < children.size(); ++i) children[i].label(cat(prefix, ".", i), out);
+    break;
+  }
+}
+
+// ---- Traced values ----
+
+const ir::Type& tracedType(const Value& v) { return v.traced().value()->type(); }
+
+std::string tracedTypeName(const Value& v) { return tracedType(v).str(); }
+
+int64_t tracedLength(const Value& v) {
+  const ir::Type& type = tracedType(v);
+  if (type.rank() == 0) fail(ErrorKind::Type, "a scalar is not a sequence");
+  if (type.dims[0].symbolic())
+    fail(ErrorKind::Type, "jit: the length of a traced tensor of type ", type.str(), " is not known when compiling");
+  return type.dims[0].size;
+}
+
+std::vector<Value> tracedRows(const Value& v) {
+  const int64_t n = tracedLength(v);
+  Tracer& tracer = *v.traced().tracer();
+  std::vector<Value> rows;
+  const Value* operand = &v;
+  for (int64_t i = 0; i < n; ++i)
+    rows.push_back(tracer.emit(OpKind::Index, IndexAttrs{{i}}, std::span<const Value* const>(&operand, 1),
+                               tracer.function().span()));
+  return rows;
+}
+
+// ---- The tracer ----
+
+struct Tracer::Outcome {
+  enum class Kind : uint8_t { Exit, Recur, Mixed };
+  Kind kind = Kind::Exit;
+  Value exit;               ///< Exit, Mixed: the loop's (or if's) result
+  std::vector<Value> recur; ///< Recur, Mixed: one value per binding
+  Value flag;               ///< Mixed: whether to go on (a traced bool)
+};
+
+struct Tracer::LoopContext {
+  std::vector<Value> current; ///< the binding values at the start of an iteration
+};
+
+Tracer::Tracer(Interp& interp, ir::Module& module, ir::Function& function)
+    : interp_(interp), module_(module), function_(function), builder_(function.body()), previous_(interp.tracer()) {
+  interp_.setTracer(this);
+}
+
+Tracer::~Tracer() {
+  *alive_ = false;
+  interp_.setTracer(previous_);
+}
+
+Value Tracer::wrap(ir::Value* value) { return Value(new TracedObj(value, this, alive_)); }
+
+bool Tracer::containsTraced(const Value& v) {
+  checkStack();
+  if (v.isTraced()) return true;
+  if (v.isMap()) {
+    for (const auto& [key, value] : v.map().entries())
+      if (containsTraced(value)) return true;
+    return false;
+  }
+  if (v.isVector()) {
+    for (const Value& item : v.vector().items())
+      if (containsTraced(item)) return true;
+    return false;
+  }
+  if (v.isList()) {
+    for (const ListObj* cell = v.list(); cell; cell = cell->next())
+      if (containsTraced(cell->first())) return true;
+  }
+  return false;
+}
+
+ir::Value* Tracer::materialize(const Value& v, std::optional<DType> weakAs, const Span& span) {
+  if (v.isTraced()) {
+    if (v.traced().tracer() != this)
+      fail(ErrorKind::Type, "jit: a traced value of another compilation was used here (did one escape a jit?)");
+    ir::Value* value = v.traced().value();
+    if (isWeak(value)) {
+      // A weak parameter (held as i64 or f64) becomes the dtype the literal would.
+      const DType want = weakAs ? *weakAs : concreteDType(TypeKey{value->type().dtype, true});
+      if (want != value->type().dtype) return builder_.primitive(OpKind::Cast, CastAttrs{want}, {value}, span);
+    }
+    return value;
+  }
+  if (!v.isTensor())
+    throw Error(ErrorKind::Type, cat("jit: ", describeKind(v), " ", printValue(v, true).substr(0, 40),
+                                     " cannot be a tensor operand"),
+                span);
+  Tensor t = v.tensor();
+  if (t.isScalar()) t = weakAs && t.weak() ? t.castScalar(*weakAs) : t.strengthened();
+  if (t.numel() <= kMaxConstantElements) return builder_.constant(t, span);
+  // Large: a hidden parameter, one per distinct tensor.
+  const void* key = t.data();
+  if (auto it = hiddenByData_.find(key); it != hiddenByData_.end() && it->second->type() == ir::Type::of(t.dtype(), t.shape()))
+    return it->second;
+  ir::Value* param = function_.body().addArgument(ir::Type::of(t.dtype(), t.shape()), cat("const", hidden_.size()));
+  hidden_.push_back(t);
+  hiddenByData_[key] = param;
+  return param;
+}
+
+Value Tracer::emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* const> operands, const Span& span) {
+  // A weak literal takes the dtype of the tensors it meets (§3): what promotion with the
+  // other value operands gives it (a where's condition is not a value operand).
+  std::optional<TypeKey> joined;
+  const OpInfo& info = opInfo(kind);
+  if (info.has(kElementwise) || kind == OpKind::MatMul || kind == OpKind::Dot) {
+    for (size_t i = 0; i < operands.size(); ++i) {
+      if (kind == OpKind::Where && i == 0) continue;
+      const std::optional<ir::Type> t = strongType(*operands[i]);
+      if (!t) continue;
+      joined = joined ? promoteTypes(*joined, {t->dtype}) : TypeKey{t->dtype};
+    }
+  }
+  std::vector<ir::Value*> irOperands;
+  for (const Value* operand : operands) {
+    std::optional<DType> weakAs;
+    if (joined) {
+      if (operand->isTensor() && operand->tensor().weak())
+        weakAs = promoteTypes(operand->tensor().typeKey(), *joined).dtype;
+      else if (operand->isTraced() && isWeak(operand->traced().value()))
+        weakAs = promoteTypes(TypeKey{tracedType(*operand).dtype, true}, *joined).dtype;
+    }
+    irOperands.push_back(materialize(*operand, weakAs, span));
+  }
+  return wrap(builder_.primitive(kind, attrs, std::move(irOperands), span));
+}
+
+// ---- if ----
+
+Tracer::Outcome Tracer::branch(ir::Block& block, const std::function<Value()>& fn) {
+  ir::Block& saved = builder_.block();
+  builder_.setBlock(block);
+  pending_.reset();
+  Value result;
+  try {
+    result = fn();
+  } catch (...) {
+    builder_.setBlock(saved);
+    throw;
+  }
+  builder_.setBlock(saved);
+  Outcome outcome;
+  if (result.isRecur()) {
+    TSL_ASSERT(pending_, "recur without the values it passes");
+    outcome = std::move(*pending_);
+    pending_.reset();
+  } else {
+    outcome.exit = result;
+  }
+  return outcome;
+}
+
+bool Tracer::noteRecur(std::span<const Value> values) {
+  if (targets_.empty()) return false;
+  const RecurTarget& target = targets_.back();
+  if (!target.staged) {
+    // An ordinary loop whose recur sits under a traced condition: its trip count depends
+    // on traced values, so it has to become a while after all.
+    if (branchDepth_ > target.branchDepth) throw Restage{target.depth};
+    return false;
+  }
+  pending_ = std::make_unique<Outcome>();
+  pending_->kind = Outcome::Kind::Recur;
+  pending_->recur.assign(values.begin(), values.end());
+  return true;
+}
+
+std::optional<Value> Tracer::runStaticLoop(const std::function<Value()>& body, const Span& span) {
+  const size_t depth = targets_.size();
+  targets_.push_back({nullptr, branchDepth_, depth});
+  ir::Block& block = builder_.block();
+  const size_t mark = block.ops().size();
+  try {
+    for (;;) {
+      Value result = body();
+      if (!result.isRecur()) {
+        targets_.resize(depth);
+        return result;
+      }
+      interp_.poll(span);
+    }
+  } catch (const Restage& restage) {
+    targets_.resize(depth);
+    if (restage.depth != depth) throw;
+    // Undo what the attempt emitted (it may hold unfinished regions).
+    while (block.ops().size() > mark) block.ops().pop_back();
+    builder_.setBlock(block);
+    return std::nullopt;
+  } catch (...) {
+    targets_.resize(depth);
+    throw;
+  }
+}
+
+Value Tracer::stageIf(const Value& cond, const std::function<Value()>& thenBranch,
+                      const std::function<Value()>& elseBranch, const Span& span) {
+  const ir::Type& type = tracedType(cond);
+  if (type.rank() != 0)
+    throw Error(ErrorKind::Type, cat("a condition must be a scalar, got a traced tensor of type ", type.str()), span);
+  if (type.dtype != DType::Bool) return thenBranch(); // a number is true, whatever its value (§3)
+  ir::Operation& op = *builder_.create(ir::OpCode::of(ir::Structural::If), {cond.traced().value()}, {}, span);
+  ir::Block& thenBlock = op.addRegion().block();
+  ir::Block& elseBlock = op.addRegion().block();
+  struct Depth {
+    int& depth;
+    explicit Depth(int& d) : depth(d) { ++depth; }
+    ~Depth() { --depth; }
+  } inBranch(branchDepth_);
+  Outcome a = branch(thenBlock, thenBranch);
+  Outcome b = branch(elseBlock, elseBranch);
+  return merge(op, std::move(a), std::move(b), span);
+}
+
+std::vector<ir::Value*> Tracer::yieldLeaves(ir::Block& block, const std::vector<Value>& leaves,
+                                            const std::vector<ir::Type>& types, const Span& span) {
+  ir::Block& saved = builder_.block();
+  builder_.setBlock(block);
+  std::vector<ir::Value*> values;
+  for (size_t i = 0; i < leaves.size(); ++i) values.push_back(materialize(leaves[i], types[i].dtype, span));
+  builder_.terminate(ir::Structural::Yield, values, span);
+  builder_.setBlock(saved);
+  return values;
+}
+
+Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
+  using Kind = Outcome::Kind;
+  const bool bothExit = a.kind == Kind::Exit && b.kind == Kind::Exit;
+  const bool bothRecur = a.kind == Kind::Recur && b.kind == Kind::Recur;
+  if (!bothExit && !bothRecur) {
+    // A path that exits and a path that recurs: both become (continue?, next bindings,
+    // result), the missing parts taken from the loop's current bindings or as zeros.
+    TSL_ASSERT(!loops_.empty(), "recur outside a staged loop");
+    const LoopContext& loop = *loops_.back();
+    auto normalize = [&](Outcome& o, const Outcome& other) {
+      if (o.kind == Kind::Exit) {
+        o.flag = Value::boolean(false);
+        o.recur = loop.current;
+      } else if (o.kind == Kind::Recur) {
+        o.flag = Value::boolean(true);
+        std::vector<Value> leaves;
+        const TreeShape shape = TreeShape::flatten(other.exit, leaves);
+        for (Value& leaf : leaves) {
+          const ir::Type t = leaf.isTraced() ? tracedType(leaf) : ir::Type::of(concreteDType(leaf.tensor().typeKey()), leaf.tensor().shape());
+          leaf = Value(Tensor::zeros(t.dtype, t.shape()));
+        }
+        size_t pos = 0;
+        o.exit = shape.rebuild(leaves, pos);
+      }
+      o.kind = Kind::Mixed;
+    };
+    const Outcome exitSide = a.kind == Kind::Recur ? b : a; // the side that has a result
+    normalize(a, exitSide);
+    normalize(b, exitSide);
+  }
+
+  // Lay both sides out as one list of leaves.
+  auto layout = [&](const Outcome& o, std::vector<Value>& leaves) {
+    std::vector<TreeShape> shapes;
+    if (o.kind == Kind::Exit) {
+      shapes.push_back(TreeShape::flatten(o.exit, leaves));
+    } else {
+      if (o.kind == Kind::Mixed) leaves.push_back(o.flag);
+      for (const Value& v : o.recur) shapes.push_back(TreeShape::flatten(v, leaves));
+      if (o.kind == Kind::Mixed) shapes.push_back(TreeShape::flatten(o.exit, leaves));
+    }
+    return shapes;
+  };
+  std::vector<Value> leavesA, leavesB;
+  const std::vector<TreeShape> shapesA = layout(a, leavesA), shapesB = layout(b, leavesB);
+  bool same = shapesA.size() == shapesB.size() && leavesA.size() == leavesB.size();
+  for (size_t i = 0; same && i < shapesA.size(); ++i) same = shapesA[i].sameAs(shapesB[i]);
+  if (!same)
+    throw Error(ErrorKind::Type,
+                "jit: the two branches of this if give values of different structure (different keys, lengths, "
+                "or non-tensor values)",
+                span);
+
+  // Leaves equal on both sides stay static; the rest become results of the if.
+  std::vector<Value> merged(leavesA.size());
+  std::vector<size_t> dynamic;
+  std::vector<ir::Type> types;
+  for (size_t i = 0; i < leavesA.size(); ++i) {
+    if (sameStatic(leavesA[i], leavesB[i])) {
+      merged[i] = leavesA[i];
+      continue;
+    }
+    if (!leavesA[i].isTensorLike() || !leavesB[i].isTensorLike())
+      throw Error(ErrorKind::Type, "jit: the branches of this if give different values that are not tensors", span);
+    std::optional<ir::Type> ta = strongType(leavesA[i]), tb = strongType(leavesB[i]);
+    if (!ta && !tb) {
+      const TypeKey t = promoteTypes(leavesA[i].tensor().typeKey(), leavesB[i].tensor().typeKey());
+      ta = ir::Type::of(concreteDType(t), Shape{});
+    }
+    // A weak literal (always a scalar) takes the other side's dtype.
+    if (!ta) ta = ir::Type{tb->dtype, {}, ir::Layout::Default};
+    if (!tb) tb = ir::Type{ta->dtype, {}, ir::Layout::Default};
+    if (!(*ta == *tb))
+      throw Error(ErrorKind::Type, cat("jit: the branches of this if give ", ta->str(), " and ", tb->str()), span);
+    dynamic.push_back(i);
+    types.push_back(*ta);
+  }
+  std::vector<Value> yieldA, yieldB;
+  for (size_t i : dynamic) {
+    yieldA.push_back(leavesA[i]);
+    yieldB.push_back(leavesB[i]);
+  }
+  yieldLeaves(op.region(0).block(), yieldA, types, span);
+  yieldLeaves(op.region(1).block(), yieldB, types, span);
+  for (size_t k = 0; k < dynamic.size(); ++k) merged[dynamic[k]] = wrap(op.addResult(types[k]));
+
+  // Rebuild the outcome from the merged leaves.
+  size_t pos = 0;
+  if (bothExit) return shapesA[0].rebuild(merged, pos);
+  auto outcome = std::make_unique<Outcome>();
+  outcome->kind = bothRecur ? Outcome::Kind::Recur : Outcome::Kind::Mixed;
+  if (!bothRecur) outcome->flag = merged[pos++];
+  const size_t bindings = bothRecur ? shapesA.size() : shapesA.size() - 1;
+  for (size_t i = 0; i < bindings; ++i) outcome->recur.push_back(shapesA[i].rebuild(merged, pos));
+  if (!bothRecur) outcome->exit = shapesA.back().rebuild(merged, pos);
+  pending_ = std::move(outcome);
+  return Value::recurMarker();
+}
+
+// ---- loops ----
+
+Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, const std::vector<Value>& initial,
+                        const std::function<Value()>& body, const Span& span) {
+  // Carried: every tensor leaf of every binding. A weak literal is carried at the dtype
+  // the loop gives it: first its own (i64 or f32), after a retry whatever recur passes.
+  std::vector<Value> initLeaves;
+  std::vector<TreeShape> shapes;
+  for (const Value& v : initial) shapes.push_back(TreeShape::flatten(v, initLeaves));
+  std::vector<ir::Type> carried;
+  for (const Value& leaf : initLeaves)
+    carried.push_back(leaf.isTraced() ? tracedType(leaf)
+                                      : ir::Type::of(concreteDType(leaf.tensor().typeKey()), leaf.tensor().shape()));
+  for (int attempt = 0;; ++attempt) {
+    std::vector<ir::Value*> inits;
+    for (size_t i = 0; i < initLeaves.size(); ++i) inits.push_back(materialize(initLeaves[i], carried[i].dtype, span));
+    ir::Block& outer = builder_.block();
+    ir::Operation& op = *builder_.create(ir::OpCode::of(ir::Structural::While), inits, {}, span);
+    ir::Block& before = op.addRegion().block();
+    ir::Block& after = op.addRegion().block();
+    std::vector<std::string> names;
+    for (size_t i = 0; i < shapes.size(); ++i) shapes[i].label(targets[i]->name, names);
+    std::vector<Value> args;
+    for (size_t i = 0; i < carried.size(); ++i)
+      args.push_back(wrap(before.addArgument(carried[i], names[i].empty() || names[i][0] == '.' ? "" : ir::irName(names[i]))));
+    LoopContext context;
+    size_t pos = 0;
+    for (size_t i = 0; i < shapes.size(); ++i) context.current.push_back(shapes[i].rebuild(args, pos));
+    for (size_t i = 0; i < targets.size(); ++i) targets[i]->bind(context.current[i], frame.slots);
+
+    const size_t depth = targets_.size();
+    targets_.push_back({&context, branchDepth_, depth});
+    loops_.push_back(&context);
+    Outcome outcome;
+    try {
+      outcome = branch(before, body);
+    } catch (...) {
+      loops_.pop_back();
+      targets_.resize(depth);
+      throw;
+    }
+    loops_.pop_back();
+    targets_.resize(depth);
+    if (outcome.kind == Outcome::Kind::Recur)
+      throw Error(ErrorKind::Value, "jit: this loop never ends: every path through its body ends in recur", span);
+    if (outcome.kind == Outcome::Kind::Exit) {
+      outcome.flag = Value::boolean(false);
+      outcome.recur = context.current;
+    }
+
+    // The next bindings must have the structure and types of the carried ones.
+    std::vector<Value> nextLeaves;
+    for (size_t i = 0; i < outcome.recur.size(); ++i)
+      if (!TreeShape::flatten(outcome.recur[i], nextLeaves).sameAs(shapes[i]))
+        throw Error(ErrorKind::Type,
+                    cat("jit: recur changes the structure (or a non-tensor part) of loop binding ", i + 1), span);
+    bool retry = false;
+    for (size_t i = 0; i < nextLeaves.size(); ++i) {
+      const std::optional<ir::Type> next = strongType(nextLeaves[i]);
+      if (!next || *next == carried[i]) continue;
+      const bool weakStart = initLeaves[i].isTensor() && initLeaves[i].tensor().weak() && next->rank() == 0;
+      if (weakStart && attempt < 3) {
+        carried[i] = *next; // the literal becomes what the loop makes of it
+        retry = true;
+        continue;
+      }
+      throw Error(ErrorKind::Type,
+                  cat("jit: loop binding value ", i + 1, " starts as ", carried[i].str(), " but recur passes ", next->str()),
+                  span);
+    }
+    if (retry) {
+      for (auto it = outer.ops().begin(); it != outer.ops().end(); ++it)
+        if (it->get() == &op) {
+          outer.ops().erase(it);
+          break;
+        }
+      continue;
+    }
+
+    // condition %continue, next bindings..., result leaves...
+    std::vector<Value> exitLeaves;
+    const TreeShape exitShape = TreeShape::flatten(outcome.exit, exitLeaves);
+    builder_.setBlock(before);
+    std::vector<ir::Value*> forwarded{materialize(outcome.flag, DType::Bool, span)};
+    for (size_t i = 0; i < nextLeaves.size(); ++i) forwarded.push_back(materialize(nextLeaves[i], carried[i].dtype, span));
+    for (const Value& leaf : exitLeaves) forwarded.push_back(materialize(leaf, std::nullopt, span));
+    builder_.terminate(ir::Structural::Condition, forwarded, span);
+    builder_.setBlock(outer);
+    std::vector<Value> results;
+    std::vector<ir::Value*> afterArgs;
+    for (size_t i = 1; i < forwarded.size(); ++i) {
+      results.push_back(wrap(op.addResult(forwarded[i]->type())));
+      afterArgs.push_back(after.addArgument(forwarded[i]->type()));
+    }
+    builder_.setBlock(after);
+    builder_.terminate(ir::Structural::Yield, std::vector<ir::Value*>(afterArgs.begin(), afterArgs.begin() + static_cast<std::ptrdiff_t>(carried.size())), span);
+    builder_.setBlock(outer);
+    std::vector<Value> exitResults(results.begin() + static_cast<std::ptrdiff_t>(carried.size()), results.end());
+    pos = 0;
+    return exitShape.rebuild(exitResults, pos);
+  }
+}
+
+} // namespace tsl

@@ -1,0 +1,132 @@
+// ir/IR.cpp — IR construction, walking and cloning.
+#include "ir/IR.h"
+
+#include <unordered_map>
+
+namespace tsl::ir {
+
+const char* OpCode::name() const {
+  if (primitive) return opInfo(kind).mnemonic;
+  switch (structural) {
+  case Structural::Constant: return "constant";
+  case Structural::If: return "if";
+  case Structural::While: return "while";
+  case Structural::Call: return "call";
+  case Structural::Yield: return "yield";
+  case Structural::Condition: return "condition";
+  case Structural::Return: return "return";
+  }
+  return "?";
+}
+
+Value* Operation::addResult(Type type) {
+  results_.push_back(std::make_unique<Value>(std::move(type), this, nullptr, static_cast<int>(results_.size())));
+  return results_.back().get();
+}
+
+Region& Operation::addRegion() {
+  regions_.push_back(std::make_unique<Region>(this));
+  return *regions_.back();
+}
+
+bool Operation::isPure() const {
+  if (code_.isTerminator()) return false;
+  if (code_.primitive) return !opInfo(code_.kind).has(kSideEffecting);
+  // Structural operations are pure when everything inside them is.
+  for (const auto& region : regions_)
+    for (const auto& op : region->block().ops())
+      if (!op->code().isTerminator() && !op->isPure()) return false;
+  return true; // constant, call (functions have no effects), if, while
+}
+
+Value* Block::addArgument(Type type, std::string name) {
+  args_.push_back(std::make_unique<Value>(std::move(type), nullptr, this, static_cast<int>(args_.size())));
+  if (!name.empty()) args_.back()->setName(std::move(name));
+  return args_.back().get();
+}
+
+Operation* Block::append(std::unique_ptr<Operation> op) {
+  op->setParent(this);
+  ops_.push_back(std::move(op));
+  return ops_.back().get();
+}
+
+Operation* Block::insertBefore(std::list<std::unique_ptr<Operation>>::iterator at, std::unique_ptr<Operation> op) {
+  op->setParent(this);
+  return ops_.insert(at, std::move(op))->get();
+}
+
+Operation* Block::terminator() const {
+  if (ops_.empty() || !ops_.back()->code().isTerminator()) return nullptr;
+  return ops_.back().get();
+}
+
+std::vector<Type> Function::resultTypes() const {
+  std::vector<Type> types;
+  if (const Operation* ret = body_->terminator())
+    for (const Value* v : ret->operands()) types.push_back(v->type());
+  return types;
+}
+
+Function& Module::addFunction(std::string name, Span span) {
+  functions_.push_back(std::make_unique<Function>(std::move(name), span));
+  return *functions_.back();
+}
+
+Function* Module::find(std::string_view name) const {
+  for (const auto& f : functions_)
+    if (f->name() == name) return f.get();
+  return nullptr;
+}
+
+void walk(Block& block, const std::function<void(Operation&)>& fn) {
+  for (auto& op : block.ops()) {
+    fn(*op);
+    for (auto& region : op->regions()) walk(region->block(), fn);
+  }
+}
+
+void replaceAllUses(Block& block, Value* from, Value* to) {
+  walk(block, [&](Operation& op) {
+    for (Value*& operand : op.operands())
+      if (operand == from) operand = to;
+  });
+}
+
+std::unordered_map<const Value*, int> countUses(const Block& block) {
+  std::unordered_map<const Value*, int> uses;
+  walk(const_cast<Block&>(block), [&](Operation& op) {
+    for (const Value* operand : op.operands()) ++uses[operand];
+  });
+  return uses;
+}
+
+const Tensor* constantValue(const Value* v) {
+  const Operation* def = v->def();
+  return def && def->code().is(Structural::Constant) ? &def->constant() : nullptr;
+}
+
+std::unique_ptr<Operation> cloneOp(const Operation& op, std::unordered_map<const Value*, Value*>& mapping) {
+  auto copy = std::make_unique<Operation>(op.code(), op.span());
+  for (Value* operand : op.operands()) {
+    auto it = mapping.find(operand);
+    copy->operands().push_back(it == mapping.end() ? operand : it->second);
+  }
+  copy->setAttrs(op.attrs());
+  copy->setConstant(op.constant());
+  copy->setCallee(op.callee());
+  for (size_t i = 0; i < op.resultCount(); ++i) {
+    Value* r = copy->addResult(op.result(i)->type());
+    r->setName(op.result(i)->name());
+    mapping[op.result(i)] = r;
+  }
+  for (const auto& region : op.regions()) {
+    Region& target = copy->addRegion();
+    for (const auto& arg : region->block().arguments())
+      mapping[arg.get()] = target.block().addArgument(arg->type(), arg->name());
+    for (const auto& inner : region->block().ops()) target.block().append(cloneOp(*inner, mapping));
+  }
+  return copy;
+}
+
+} // namespace tsl::ir

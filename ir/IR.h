@@ -1,0 +1,208 @@
+// ir/IR.h — the dataflow IR: modules of functions of operations on SSA values.
+//
+// An Operation is either a primitive of the operation table (runtime/Ops.h; its mnemonic,
+// typed attributes, type rule and traits come from there) or one of the structural
+// operations below. Control flow is structured: `if` and `while` own regions, each a
+// single block ending in a terminator (`yield`, `condition`), so every value is defined
+// before its uses and dominance is lexical. Every operation keeps the span of the source
+// it came from; passes that replace an operation give the replacement that span.
+//
+//   constant                    a tensor literal
+//   if %c {then} else {else}    results: the values each region yields
+//   while (%x = %init, ...) {before} do (%y, ...) {after}
+//                               `before` ends with `condition %flag, %v...`: while the
+//                               flag is true the values go to `after`, which yields the
+//                               next carried values; when false they are the results
+//   call @f(%a, ...)            calls another function of the module
+//   yield, condition, return    terminators
+#pragma once
+
+#include "ir/Type.h"
+#include "tsl/Error.h"
+
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace tsl::ir {
+
+enum class Structural : uint8_t { Constant, If, While, Call, Yield, Condition, Return };
+
+/// What an operation does: a structural operation or a primitive of the op table.
+struct OpCode {
+  bool primitive = false;
+  Structural structural = Structural::Constant;
+  OpKind kind = OpKind::Add;
+
+  static OpCode of(OpKind kind) { return {true, Structural::Constant, kind}; }
+  static OpCode of(Structural s) { return {false, s, OpKind::Add}; }
+  bool is(Structural s) const { return !primitive && structural == s; }
+  bool is(OpKind k) const { return primitive && kind == k; }
+  bool operator==(const OpCode& other) const {
+    return primitive == other.primitive && (primitive ? kind == other.kind : structural == other.structural);
+  }
+  /// The mnemonic ("add", "if", "log_softmax").
+  const char* name() const;
+  bool isTerminator() const {
+    return is(Structural::Yield) || is(Structural::Condition) || is(Structural::Return);
+  }
+};
+
+class Operation;
+class Block;
+class Region;
+class Function;
+
+/// An SSA value: an operation's result or a block's argument.
+class Value {
+public:
+  Value(Type type, Operation* def, Block* owner, int index) : type_(std::move(type)), def_(def), owner_(owner), index_(index) {}
+  const Type& type() const { return type_; }
+  void setType(Type type) { type_ = std::move(type); }
+  /// The defining operation; nullptr for a block argument.
+  Operation* def() const { return def_; }
+  /// The block whose argument this is; nullptr for a result.
+  Block* argumentOf() const { return owner_; }
+  int index() const { return index_; }
+  /// A preferred printed name ("x" prints as %x when unique in its function).
+  const std::string& name() const { return name_; }
+  void setName(std::string name) { name_ = std::move(name); }
+
+private:
+  Type type_;
+  Operation* def_;
+  Block* owner_;
+  int index_;
+  std::string name_;
+};
+
+class Operation {
+public:
+  Operation(OpCode code, Span span) : code_(code), span_(span) {}
+
+  OpCode code() const { return code_; }
+  const Span& span() const { return span_; }
+  void setSpan(const Span& span) { span_ = span; }
+
+  std::vector<Value*>& operands() { return operands_; }
+  const std::vector<Value*>& operands() const { return operands_; }
+  Value* operand(size_t i) const { return operands_[i]; }
+
+  size_t resultCount() const { return results_.size(); }
+  Value* result(size_t i = 0) const { return results_[i].get(); }
+  Value* addResult(Type type);
+
+  std::vector<std::unique_ptr<Region>>& regions() { return regions_; }
+  const std::vector<std::unique_ptr<Region>>& regions() const { return regions_; }
+  Region& addRegion();
+  Region& region(size_t i) const { return *regions_[i]; }
+
+  /// Attributes of a primitive.
+  const OpAttrs& attrs() const { return attrs_; }
+  void setAttrs(OpAttrs attrs) { attrs_ = std::move(attrs); }
+  /// The value of a constant.
+  const Tensor& constant() const { return constant_; }
+  void setConstant(Tensor t) { constant_ = std::move(t); }
+  /// The function a call calls.
+  const std::string& callee() const { return callee_; }
+  void setCallee(std::string name) { callee_ = std::move(name); }
+
+  Block* parent() const { return parent_; }
+  void setParent(Block* block) { parent_ = block; }
+
+  /// Whether removing this operation when its results are unused changes nothing.
+  bool isPure() const;
+
+private:
+  OpCode code_;
+  Span span_;
+  std::vector<Value*> operands_;
+  std::vector<std::unique_ptr<Value>> results_;
+  std::vector<std::unique_ptr<Region>> regions_;
+  OpAttrs attrs_;
+  Tensor constant_;
+  std::string callee_;
+  Block* parent_ = nullptr;
+};
+
+class Block {
+public:
+  explicit Block(Region* parent = nullptr) : parent_(parent) {}
+  std::vector<std::unique_ptr<Value>>& arguments() { return args_; }
+  const std::vector<std::unique_ptr<Value>>& arguments() const { return args_; }
+  Value* argument(size_t i) const { return args_[i].get(); }
+  Value* addArgument(Type type, std::string name = "");
+
+  std::list<std::unique_ptr<Operation>>& ops() { return ops_; }
+  const std::list<std::unique_ptr<Operation>>& ops() const { return ops_; }
+  /// Appends (or inserts before `at`) and takes ownership.
+  Operation* append(std::unique_ptr<Operation> op);
+  Operation* insertBefore(std::list<std::unique_ptr<Operation>>::iterator at, std::unique_ptr<Operation> op);
+  /// The terminator, or nullptr if the block does not end in one.
+  Operation* terminator() const;
+
+  Region* parent() const { return parent_; }
+
+private:
+  Region* parent_;
+  std::vector<std::unique_ptr<Value>> args_;
+  std::list<std::unique_ptr<Operation>> ops_;
+};
+
+class Region {
+public:
+  explicit Region(Operation* parent) : parent_(parent), block_(std::make_unique<Block>(this)) {}
+  Block& block() const { return *block_; }
+  Operation* parent() const { return parent_; }
+
+private:
+  Operation* parent_;
+  std::unique_ptr<Block> block_;
+};
+
+class Function {
+public:
+  Function(std::string name, Span span) : name_(std::move(name)), span_(span), body_(std::make_unique<Block>()) {}
+  const std::string& name() const { return name_; }
+  const Span& span() const { return span_; }
+  void setSpan(const Span& span) { span_ = span; }
+  Block& body() const { return *body_; }
+  /// Result types (the operands of the final return).
+  std::vector<Type> resultTypes() const;
+
+private:
+  std::string name_;
+  Span span_;
+  std::unique_ptr<Block> body_;
+};
+
+class Module {
+public:
+  Function& addFunction(std::string name, Span span);
+  Function* find(std::string_view name) const;
+  std::vector<std::unique_ptr<Function>>& functions() { return functions_; }
+  const std::vector<std::unique_ptr<Function>>& functions() const { return functions_; }
+
+private:
+  std::vector<std::unique_ptr<Function>> functions_;
+};
+
+// ---- Walking and rewriting ----
+
+/// Calls fn on every operation of a block, pre-order, including those nested in regions.
+void walk(Block& block, const std::function<void(Operation&)>& fn);
+/// Replaces every use of `from` with `to` in the block and its nested regions.
+void replaceAllUses(Block& block, Value* from, Value* to);
+/// Counts the uses of every value in a function (operands of operations anywhere in it).
+std::unordered_map<const Value*, int> countUses(const Block& block);
+/// The tensor a value holds when a constant defines it, else nullptr.
+const Tensor* constantValue(const Value* v);
+
+/// Deep-copies `op` (and its regions), mapping operands through `mapping` (values not in
+/// it are kept) and recording the copies' results and block arguments in it.
+std::unique_ptr<Operation> cloneOp(const Operation& op, std::unordered_map<const Value*, Value*>& mapping);
+
+} // namespace tsl::ir

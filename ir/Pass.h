@@ -1,0 +1,66 @@
+// ir/Pass.h — passes over IR modules and the manager that runs pipelines of them.
+//
+// A pass has a kebab-case name and one entry point, run(Module&, PassContext&), which
+// reports whether it changed anything. Pipelines are explicit ordered lists of names. The
+// context carries the debugging switches of the command line: --print-ir-after=NAME,
+// --print-ir-after-all, --verify-each and --time-passes.
+#pragma once
+
+#include "ir/IR.h"
+
+#include <iosfwd>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace tsl::ir {
+
+struct PassContext {
+  bool verifyEach = false;           ///< verify the module after every pass
+  bool printAfterAll = false;        ///< print the module after every pass
+  std::set<std::string> printAfter;  ///< print it after these passes
+  bool timePasses = false;           ///< record how long each pass took
+  std::ostream* out = nullptr;       ///< where printing and timings go (stderr if null)
+  std::vector<std::pair<std::string, double>> timings; ///< pass name, seconds
+};
+
+class Pass {
+public:
+  virtual ~Pass() = default;
+  virtual const char* name() const = 0;
+  /// Transforms the module; returns whether anything changed.
+  virtual bool run(Module& module, PassContext& context) = 0;
+};
+
+/// A pass by name; nullptr for an unknown name.
+std::unique_ptr<Pass> createPass(std::string_view name);
+/// Every pass name, for help texts and errors.
+std::vector<std::string> passNames();
+
+/// The pipeline `jit :interp` runs: inline calls, simplify algebra, fold constants,
+/// remove common subexpressions and dead code, check types.
+const std::vector<std::string>& interpPipeline();
+
+class PassManager {
+public:
+  /// A value error naming the unknown pass if `pipeline` has one.
+  explicit PassManager(const std::vector<std::string>& pipeline);
+  /// Runs the pipeline; returns whether any pass changed the module.
+  bool run(Module& module, PassContext& context);
+  /// Prints the timings collected in `context` ("--time-passes").
+  static void reportTimings(const PassContext& context);
+
+private:
+  std::vector<std::unique_ptr<Pass>> passes_;
+};
+
+// One factory per pass (ir/passes/*.cpp).
+std::unique_ptr<Pass> createInferTypesPass();
+std::unique_ptr<Pass> createInlinePass();
+std::unique_ptr<Pass> createFoldConstantsPass();
+std::unique_ptr<Pass> createSimplifyPass();
+std::unique_ptr<Pass> createCsePass();
+std::unique_ptr<Pass> createDcePass();
+
+} // namespace tsl::ir

@@ -1,0 +1,82 @@
+// ir/PassManager.cpp — the pass registry and pipelines.
+#include "ir/Pass.h"
+
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+
+#include <chrono>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+
+namespace tsl::ir {
+
+namespace {
+
+const std::vector<std::pair<const char*, std::unique_ptr<Pass> (*)()>>& registry() {
+  static const std::vector<std::pair<const char*, std::unique_ptr<Pass> (*)()>> passes = {
+      {"infer-types", createInferTypesPass}, {"inline", createInlinePass}, {"fold-constants", createFoldConstantsPass},
+      {"simplify", createSimplifyPass},       {"cse", createCsePass},       {"dce", createDcePass},
+  };
+  return passes;
+}
+
+} // namespace
+
+std::unique_ptr<Pass> createPass(std::string_view name) {
+  for (const auto& [n, factory] : registry())
+    if (name == n) return factory();
+  return nullptr;
+}
+
+std::vector<std::string> passNames() {
+  std::vector<std::string> names;
+  for (const auto& [n, factory] : registry()) names.emplace_back(n);
+  return names;
+}
+
+const std::vector<std::string>& interpPipeline() {
+  static const std::vector<std::string> pipeline = {"inline", "simplify", "fold-constants", "cse",
+                                                    "simplify", "dce",      "infer-types"};
+  return pipeline;
+}
+
+PassManager::PassManager(const std::vector<std::string>& pipeline) {
+  for (const std::string& name : pipeline) {
+    auto pass = createPass(name);
+    if (!pass) {
+      std::string known;
+      for (const std::string& n : passNames()) known += cat(known.empty() ? "" : ", ", n);
+      fail(ErrorKind::Value, "unknown pass '", name, "' (passes: ", known, ")");
+    }
+    passes_.push_back(std::move(pass));
+  }
+}
+
+bool PassManager::run(Module& module, PassContext& context) {
+  std::ostream& out = context.out ? *context.out : std::cerr;
+  bool changed = false;
+  for (const auto& pass : passes_) {
+    const auto start = std::chrono::steady_clock::now();
+    changed |= pass->run(module, context);
+    if (context.timePasses)
+      context.timings.emplace_back(pass->name(),
+                                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (context.verifyEach) verify(module);
+    if (context.printAfterAll || context.printAfter.count(pass->name()))
+      out << "// -----// IR after " << pass->name() << " //----- //\n" << printModule(module, {false}) << std::flush;
+  }
+  return changed;
+}
+
+void PassManager::reportTimings(const PassContext& context) {
+  std::ostream& out = context.out ? *context.out : std::cerr;
+  double total = 0;
+  for (const auto& [name, seconds] : context.timings) total += seconds;
+  out << "// pass timings (total " << std::fixed << std::setprecision(3) << total * 1e3 << " ms)\n";
+  for (const auto& [name, seconds] : context.timings)
+    out << "//   " << std::setw(16) << std::left << name << std::right << std::setw(10) << seconds * 1e3 << " ms\n";
+  out.unsetf(std::ios::fixed);
+}
+
+} // namespace tsl::ir

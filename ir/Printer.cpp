@@ -1,0 +1,249 @@
+// ir/Printer.cpp — modules and functions as text.
+#include "ir/Printer.h"
+
+#include "ir/Attributes.h"
+#include "parser/Syntax.h"
+#include "runtime/Format.h"
+#include "tsl/StackGuard.h"
+
+#include <cctype>
+#include <set>
+#include <unordered_map>
+
+namespace tsl::ir {
+
+namespace {
+
+/// Constants with more elements than this print as hex bytes.
+constexpr int64_t kInlineElements = 16;
+
+bool validName(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') return false;
+  return true;
+}
+
+
+class FunctionPrinter {
+public:
+  FunctionPrinter(const Function& f, const PrintOptions& options) : f_(f), options_(options) {}
+
+  std::string print() {
+    nameValues();
+    std::string out = cat("func @", f_.name(), "(");
+    const auto& params = f_.body().arguments();
+    for (size_t i = 0; i < params.size(); ++i)
+      out += cat(i ? ", " : "", name(params[i].get()), ": ", params[i]->type().str());
+    out += ") -> (";
+    const std::vector<Type> results = f_.resultTypes();
+    for (size_t i = 0; i < results.size(); ++i) out += cat(i ? ", " : "", results[i].str());
+    out += ")";
+    out += location(f_.span());
+    out += " {\n";
+    block(f_.body(), 1, out);
+    out += "}\n";
+    return out;
+  }
+
+private:
+  /// Source names where they are valid and unique in the function; numbers otherwise.
+  void nameValues() {
+    std::unordered_map<std::string, int> counts;
+    std::vector<const Value*> all;
+    auto visit = [&](const Value* v) {
+      all.push_back(v);
+      if (validName(v->name())) ++counts[v->name()];
+    };
+    for (const auto& arg : f_.body().arguments()) visit(arg.get());
+    walk(const_cast<Block&>(f_.body()), [&](Operation& op) {
+      for (const auto& region : op.regions())
+        for (const auto& arg : region->block().arguments()) visit(arg.get());
+      if (op.resultCount() == 1) visit(op.result());
+    });
+    std::set<std::string> used;
+    for (const Value* v : all)
+      if (validName(v->name()) && counts[v->name()] == 1) {
+        names_[v] = "%" + v->name();
+        used.insert(v->name());
+      }
+    int next = 0;
+    auto fresh = [&] {
+      while (used.count(std::to_string(next))) ++next;
+      return std::to_string(next++);
+    };
+    for (const auto& arg : f_.body().arguments())
+      if (!names_.count(arg.get())) names_[arg.get()] = "%" + fresh();
+    walk(const_cast<Block&>(f_.body()), [&](Operation& op) {
+      for (const auto& region : op.regions())
+        for (const auto& arg : region->block().arguments())
+          if (!names_.count(arg.get())) names_[arg.get()] = "%" + fresh();
+      if (op.resultCount() == 1 && !names_.count(op.result())) names_[op.result()] = "%" + fresh();
+      if (op.resultCount() > 1) {
+        const std::string base = "%" + fresh();
+        for (size_t i = 0; i < op.resultCount(); ++i) names_[op.result(i)] = cat(base, "#", i);
+        groups_[&op] = base;
+      }
+    });
+  }
+
+  const std::string& name(const Value* v) {
+    auto it = names_.find(v);
+    TSL_ASSERT(it != names_.end(), "a value used outside the function that defines it");
+    return it->second;
+  }
+
+  std::string location(const Span& span) const {
+    if (!options_.locations || !span.known()) return "";
+    return cat(" loc(", quoteString(std::string(span.fileName())), ":", span.line, ":", span.col, "-", span.endLine, ":",
+               span.endCol, ")");
+  }
+
+  std::string operandList(const Operation& op, size_t from = 0) {
+    std::string out;
+    for (size_t i = from; i < op.operands().size(); ++i) out += cat(i > from ? ", " : "", name(op.operand(i)));
+    return out;
+  }
+
+  std::string resultTypes(const Operation& op) {
+    std::string out;
+    for (size_t i = 0; i < op.resultCount(); ++i) out += cat(i ? ", " : "", op.result(i)->type().str());
+    return out;
+  }
+
+  void block(const Block& b, int depth, std::string& out) {
+    checkStack();
+    for (const auto& op : b.ops()) operation(*op, depth, out);
+  }
+
+  void operation(const Operation& op, int depth, std::string& out) {
+    const std::string indent(static_cast<size_t>(depth) * 2, ' ');
+    out += indent;
+    if (op.resultCount() == 1) out += name(op.result()) + " = ";
+    if (op.resultCount() > 1) out += cat(groups_[&op], ":", op.resultCount(), " = ");
+    const OpCode code = op.code();
+    if (code.primitive) {
+      out += code.name();
+      if (!op.operands().empty()) out += " " + operandList(op);
+      const std::string attrs = printAttrs(op.attrs());
+      if (!attrs.empty()) out += " " + attrs;
+      out += " : " + resultTypes(op) + location(op.span()) + "\n";
+      return;
+    }
+    switch (code.structural) {
+    case Structural::Constant:
+      out += cat("constant ", printConstant(op.constant()), " : ", resultTypes(op), location(op.span()), "\n");
+      return;
+    case Structural::Call:
+      out += cat("call @", op.callee(), "(", operandList(op), ")");
+      if (op.resultCount()) out += " : " + resultTypes(op);
+      out += location(op.span()) + "\n";
+      return;
+    case Structural::Yield:
+    case Structural::Condition:
+    case Structural::Return:
+      out += code.name();
+      if (!op.operands().empty()) out += " " + operandList(op);
+      out += location(op.span()) + "\n";
+      return;
+    case Structural::If:
+      out += cat("if ", name(op.operand(0)));
+      if (op.resultCount()) out += " : " + resultTypes(op);
+      out += location(op.span()) + " {\n";
+      block(op.region(0).block(), depth + 1, out);
+      out += indent + "} else {\n";
+      block(op.region(1).block(), depth + 1, out);
+      out += indent + "}\n";
+      return;
+    case Structural::While: {
+      const Block& before = op.region(0).block();
+      const Block& after = op.region(1).block();
+      out += "while (";
+      for (size_t i = 0; i < op.operands().size(); ++i)
+        out += cat(i ? ", " : "", name(before.argument(i)), " = ", name(op.operand(i)));
+      out += ") : (";
+      for (size_t i = 0; i < op.operands().size(); ++i) out += cat(i ? ", " : "", op.operand(i)->type().str());
+      out += ") -> (" + resultTypes(op) + ")" + location(op.span()) + " {\n";
+      block(before, depth + 1, out);
+      out += indent + "} do (";
+      for (size_t i = 0; i < after.arguments().size(); ++i) out += cat(i ? ", " : "", name(after.argument(i)));
+      out += ") {\n";
+      block(after, depth + 1, out);
+      out += indent + "}\n";
+      return;
+    }
+    }
+  }
+
+  const Function& f_;
+  const PrintOptions& options_;
+  std::unordered_map<const Value*, std::string> names_;
+  std::unordered_map<const Operation*, std::string> groups_;
+};
+
+} // namespace
+
+std::string irName(std::string_view name) {
+  std::string out;
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "v" + out;
+  return out;
+}
+
+std::string printConstant(const Tensor& value) {
+  if (value.isScalar()) return formatScalar(value);
+  const Tensor c = contiguous(value);
+  if (c.numel() > kInlineElements) {
+    static const char* hex = "0123456789abcdef";
+    std::string out = "dense<\"0x";
+    const auto* bytes = reinterpret_cast<const unsigned char*>(c.data());
+    const size_t n = static_cast<size_t>(c.numel()) * c.elementSize();
+    out.reserve(out.size() + 2 * n + 3);
+    for (size_t i = 0; i < n; ++i) {
+      out += hex[bytes[i] >> 4];
+      out += hex[bytes[i] & 15];
+    }
+    return out + "\">";
+  }
+  // Nested lists, row-major.
+  std::string out = "dense<";
+  const Shape& shape = c.shape();
+  const int64_t n = c.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    // Open brackets for every axis this element starts.
+    int64_t block = 1;
+    for (int d = shape.rank() - 1; d >= 0; --d) {
+      if (i % (block * shape[d]) != 0) break;
+      block *= shape[d];
+      out += '[';
+    }
+    out += formatScalar(Tensor::scalarFromBytes(c.dtype(), c.data() + i * static_cast<int64_t>(c.elementSize())));
+    block = 1;
+    for (int d = shape.rank() - 1; d >= 0; --d) { // close every axis this element ends
+      block *= shape[d];
+      if ((i + 1) % block != 0) break;
+      out += ']';
+    }
+    if (i + 1 < n) out += ", ";
+  }
+  if (n == 0) {
+    for (int d = 0; d < shape.rank(); ++d) out += '[';
+    for (int d = 0; d < shape.rank(); ++d) out += ']';
+  }
+  return out + ">";
+}
+
+std::string printFunction(const Function& function, const PrintOptions& options) {
+  return FunctionPrinter(function, options).print();
+}
+
+std::string printModule(const Module& module, const PrintOptions& options) {
+  std::string out;
+  for (size_t i = 0; i < module.functions().size(); ++i) {
+    if (i) out += "\n";
+    out += printFunction(*module.functions()[i], options);
+  }
+  return out;
+}
+
+} // namespace tsl::ir

@@ -1,0 +1,51 @@
+// ir/Type.h — the type of an IR value: dtype, shape (symbolic dimensions allowed), layout.
+//
+// Concrete dimensions are sizes; a symbolic dimension has a name ("n") and stands for a
+// size fixed only when the function is called. Types print as `f32[128,64]`, `f32` for a
+// scalar, `f32[n,64]` with a symbolic dimension and `f32[1,2,8,8,16]{nc1hwc0}` when the
+// physical layout is not the default (LANGUAGE.md §7).
+#pragma once
+
+#include "runtime/Ops.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tsl::ir {
+
+/// Physical layouts (LANGUAGE.md §7). Default is row-major (reported as :nchw for rank 4).
+enum class Layout : uint8_t { Default, NCHW, NHWC, NC1HWC0, FractalZ, FractalNZ };
+
+const char* layoutName(Layout layout);
+std::optional<Layout> layoutFromName(std::string_view name);
+
+struct Dim {
+  int64_t size = 0;
+  std::string symbol; ///< non-empty for a symbolic dimension
+  bool symbolic() const { return !symbol.empty(); }
+  bool operator==(const Dim&) const = default;
+};
+
+struct Type {
+  DType dtype = DType::F32;
+  std::vector<Dim> dims;
+  Layout layout = Layout::Default;
+
+  static Type of(const TensorType& t);
+  static Type of(DType dtype, const Shape& shape);
+  int rank() const { return static_cast<int>(dims.size()); }
+  bool concrete() const;
+  /// The concrete shape; an internal error if a dimension is symbolic.
+  Shape shape() const;
+  /// The runtime's view of this type (symbolic dimensions must have been substituted).
+  TensorType tensorType() const;
+  bool operator==(const Type&) const = default;
+  /// "f32[128,n]", "f32", "f16[1,2,8,8,16]{nc1hwc0}".
+  std::string str() const;
+};
+
+/// Parses a type written as Type::str prints it; nullopt if malformed.
+std::optional<Type> parseType(std::string_view text);
+
+} // namespace tsl::ir
