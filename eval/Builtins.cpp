@@ -16,6 +16,9 @@ std::string shortPrint(const Value& v) {
 } // namespace
 
 void badArgument(const CallContext& cx, size_t index, std::string_view expected, const Value& got) {
+  if (got.isTraced())
+    fail(ErrorKind::Type, "jit: ", cx.self.name(), " needs the value of argument ", index + 1, " (", describeKind(got),
+         "), which is known only when the compiled code runs; pass it as a static value instead");
   fail(ErrorKind::Type, cx.self.name(), " expects ", expected, " as argument ", index + 1, ", got ",
        describeKind(got), got.isNil() ? "" : " " + shortPrint(got));
 }
@@ -90,6 +93,12 @@ void registerBuiltins(Interp& interp) {
   builtins::registerCoreBuiltins(interp);
   builtins::registerTensorBuiltins(interp); // after the others: it extends get and astype
   builtins::registerCompileBuiltins(interp);
+  for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "slurp", "load-csv", "load-npy",
+                           "eval", "read-string", "gensym"}) {
+    const Var* var = interp.core().find(name);
+    TSL_ASSERT(var && var->value.isFunction(), "an effectful builtin is missing");
+    const_cast<BuiltinObj&>(static_cast<const BuiltinObj&>(var->value.function())).setEffectful();
+  }
 }
 
 } // namespace tsl

@@ -3,6 +3,7 @@
 // `map`, `filter`, `rest` and `range` return vectors (LANGUAGE.md §4); over a tensor the
 // sequence functions walk its first axis; `count` gives an i64.
 #include "eval/Builtins.h"
+#include "eval/Tracer.h"
 #include "runtime/Views.h"
 
 #include <algorithm>
@@ -15,15 +16,13 @@ namespace {
 /// Elements of a sequence argument, with a type error naming the function.
 std::vector<Value> items(const CallContext& cx, Args args, size_t i) {
   const Value& v = args[i];
-  const bool ok = v.isNil() || v.isSequential() || v.isMap() || v.isString() ||
-                  (v.isTensor() && !v.tensor().isScalar());
+  const bool ok = v.isNil() || v.isSequential() || v.isMap() || v.isString() || v.isNonScalarTensor();
   if (!ok) badArgument(cx, i, "a collection", v);
   return sequenceItems(v);
 }
 
 Value countOf(const CallContext& cx, const Value& v) {
-  const bool ok = v.isNil() || v.isSequential() || v.isMap() || v.isString() ||
-                  (v.isTensor() && !v.tensor().isScalar());
+  const bool ok = v.isNil() || v.isSequential() || v.isMap() || v.isString() || v.isNonScalarTensor();
   if (!ok) fail(ErrorKind::Type, cx.self.name(), " expects a collection, got ", describeKind(v));
   return Value(Tensor::ofInt(sequenceCount(v)));
 }
@@ -85,6 +84,7 @@ Value nthOf(const CallContext& cx, const Value& coll, int64_t i, const Value* no
   }
   if (coll.isVector()) return coll.vector()[static_cast<size_t>(i)];
   if (coll.isTensor()) return Value(selectIndex(coll.tensor(), 0, i));
+  if (coll.isTraced()) return tracedRow(coll, i);
   return sequenceItems(coll)[static_cast<size_t>(i)];
 }
 

@@ -41,10 +41,23 @@ Args trailingOptions(Args args, std::initializer_list<std::string_view> known,
 } // namespace
 
 void registerCompileBuiltins(Interp& interp) {
-  interp.defineBuiltin("jit", 1, 3, [](CallContext& cx, Args args) -> Value {
-    KeywordArgs kw(cx, args, 1, {"target"});
+  interp.defineBuiltin("jit", 1, 5, [](CallContext& cx, Args args) -> Value {
+    KeywordArgs kw(cx, args, 1, {"target", "static"});
     const Value& fn = callableArg(cx, kw.positional(), 0);
-    if (kw.positional().size() != 1) fail(ErrorKind::Type, "jit takes one function and :target");
+    if (kw.positional().size() != 1) fail(ErrorKind::Type, "jit takes one function, then :target and :static");
+    // :static [i ...]: arguments (counted from 0) fixed by value, as attributes are.
+    std::vector<bool> staticArgs;
+    if (const Value* st = kw.find("static")) {
+      if (!st->isSequential()) badArgument(cx, 1, "a vector of argument positions for :static", *st);
+      for (const Value& item : sequenceItems(*st)) {
+        if (!item.isTensor() || !item.tensor().isScalar() || !isInteger(item.tensor().dtype()) || item.tensor().toInt() < 0 ||
+            item.tensor().toInt() > 255)
+          fail(ErrorKind::Value, "jit :static takes argument positions from 0, got ", printValue(item, true));
+        const auto i = static_cast<size_t>(item.tensor().toInt());
+        if (staticArgs.size() <= i) staticArgs.resize(i + 1);
+        staticArgs[i] = true;
+      }
+    }
     std::string target = "interp";
     if (const Value* t = kw.find("target")) {
       if (!t->isKeyword()) badArgument(cx, 1, "a target keyword", *t);
@@ -54,7 +67,7 @@ void registerCompileBuiltins(Interp& interp) {
       fail(ErrorKind::Value, "jit: target :", target, " is not available in this build; targets: ", kTargets);
     if (target != "interp") fail(ErrorKind::Value, "jit: unknown target :", target, "; targets: ", kTargets);
     const Value inner = underlying(fn);
-    auto state = std::make_shared<JitState>(inner, target);
+    auto state = std::make_shared<JitState>(inner, target, std::move(staticArgs));
     const std::string name = inner.isFunction() && !inner.function().name().empty() ? inner.function().name() : "fn";
     auto* builtin = new BuiltinObj(name, 0, -1, [state](CallContext& call, Args callArgs) {
       return state->call(call.interp, callArgs, call.span);

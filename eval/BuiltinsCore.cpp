@@ -1,6 +1,7 @@
 // eval/BuiltinsCore.cpp — strings, printing, predicates, and the language's own tools
 // (macroexpand, eval, gensym, exit, assertions).
 #include "eval/Builtins.h"
+#include "eval/Tracer.h"
 #include "eval/Convert.h"
 #include "parser/Reader.h"
 
@@ -81,8 +82,19 @@ void definePredicate(Interp& interp, const char* name, bool (*test)(const Value&
 
 void registerCoreBuiltins(Interp& interp) {
   // ---- Strings and printing ----
-  interp.defineBuiltin("str", 0, -1, [](CallContext&, Args args) { return makeString(strOf(args)); });
-  interp.defineBuiltin("pr-str", 0, -1, [](CallContext&, Args args) {
+  // A string holds text now; a traced tensor's digits exist only when compiled code runs.
+  auto noTraced = [](const CallContext& cx, Args args) {
+    for (const Value& v : args)
+      if (Tracer::containsTraced(v))
+        fail(ErrorKind::Type, "jit: ", cx.self.name(), " of a traced tensor: its value is known only when the "
+                              "compiled code runs (print it outside the compiled function)");
+  };
+  interp.defineBuiltin("str", 0, -1, [noTraced](CallContext& cx, Args args) {
+    noTraced(cx, args);
+    return makeString(strOf(args));
+  });
+  interp.defineBuiltin("pr-str", 0, -1, [noTraced](CallContext& cx, Args args) {
+    noTraced(cx, args);
     return makeString(joinPrinted(args, true));
   });
   interp.defineBuiltin("print", 0, -1, [](CallContext& cx, Args args) {
@@ -155,16 +167,17 @@ void registerCoreBuiltins(Interp& interp) {
   definePredicate(interp, "fn?", [](const Value& v) { return v.isFunction(); });
   definePredicate(interp, "sequential?", [](const Value& v) { return v.isSequential(); });
   definePredicate(interp, "coll?", [](const Value& v) { return v.isSequential() || v.isMap(); });
-  definePredicate(interp, "tensor?", [](const Value& v) { return v.isTensor(); });
+  // A traced tensor answers by its type, as the tensor it stands for would.
+  definePredicate(interp, "tensor?", [](const Value& v) { return v.isTensorLike(); });
   definePredicate(interp, "number?", [](const Value& v) {
-    return v.isTensor() && v.tensor().isScalar() && !isBool(v.tensor().dtype());
+    return v.isTensorLike() && !v.isNonScalarTensor() && !isBool(v.isTensor() ? v.tensor().dtype() : tracedType(v).dtype);
   });
   definePredicate(interp, "boolean?", [](const Value& v) {
-    return v.isTensor() && v.tensor().isScalar() && isBool(v.tensor().dtype());
+    return v.isTensorLike() && !v.isNonScalarTensor() && isBool(v.isTensor() ? v.tensor().dtype() : tracedType(v).dtype);
   });
   interp.defineBuiltin("type", 1, 1, [](CallContext&, Args args) {
     const Value& v = args[0];
-    if (v.isTensor()) return makeKeyword(v.tensor().isScalar() ? "number" : "tensor");
+    if (v.isTensorLike()) return makeKeyword(v.isNonScalarTensor() ? "tensor" : "number");
     static const char* const names[] = {"nil", "tensor", "string", "keyword", "symbol",
                                         "list", "vector", "map", "fn", "recur"};
     return makeKeyword(names[static_cast<int>(v.kind())]);
@@ -172,7 +185,10 @@ void registerCoreBuiltins(Interp& interp) {
   interp.defineBuiltin("identity", 1, 1, [](CallContext&, Args args) { return args[0]; });
 
   // ---- Control ----
-  interp.defineBuiltin("%assert-fail", 1, 1, [](CallContext&, Args args) -> Value {
+  interp.defineBuiltin("%assert-fail", 1, 1, [](CallContext& cx, Args args) -> Value {
+    if (cx.interp.tracer() && cx.interp.tracer()->inStagedBranch())
+      fail(ErrorKind::Type, "jit: an assert whose test is a traced value cannot be compiled (compiled code does not "
+                            "raise errors); check it before calling the compiled function");
     fail(ErrorKind::Assert, args[0].isString() ? args[0].string().text() : printValue(args[0], false));
   });
   interp.defineBuiltin("exit", 0, 1, [](CallContext& cx, Args args) -> Value {

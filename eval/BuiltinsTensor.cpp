@@ -21,6 +21,10 @@ namespace {
 Value runCall(const CallContext& cx, const OpCall& call) {
   for (const Value* v : call.operands)
     if (v->isTraced()) return v->traced().tracer()->emit(call.kind, call.attrs, call.operands, cx.span);
+  // Under jit, creation operations become IR too (fold-constants turns small ones into
+  // constants), so a large (zeros [4096 4096]) is not baked into the program.
+  if (Tracer* tracer = cx.interp.tracer(); tracer && opInfo(call.kind).has(kCreation))
+    return tracer->emit(call.kind, call.attrs, call.operands, cx.span);
   std::vector<Tensor> operands;
   operands.reserve(call.operands.size());
   for (const Value* v : call.operands) operands.push_back(v->tensor());

@@ -8,6 +8,7 @@
 #include "ir/Printer.h"
 #include "parser/Syntax.h"
 
+#include <algorithm>
 #include <iostream>
 
 namespace tsl {
@@ -60,6 +61,14 @@ ir::Type leafType(const Value& leaf) {
   return ir::Type::of(t.dtype(), t.shape());
 }
 
+/// A compiled function returns tensors and data; a function it made may hold traced
+/// values that exist only while compiling.
+void rejectFunctions(const TreeShape& shape, const Span& span) {
+  if (shape.kind == TreeShape::Kind::Static && shape.value.isFunction())
+    throw Error(ErrorKind::Type, "jit: a compiled function cannot return a function (return tensors and data)", span);
+  for (const TreeShape& child : shape.children) rejectFunctions(child, span);
+}
+
 Lowered lowerImpl(Interp& interp, const Value& fn, Signature signature, const Span& span, const LowerOptions& options) {
   Lowered out;
   out.module = std::make_unique<ir::Module>();
@@ -83,6 +92,7 @@ Lowered lowerImpl(Interp& interp, const Value& fn, Signature signature, const Sp
 
     std::vector<Value> resultLeaves;
     out.result = TreeShape::flatten(result, resultLeaves);
+    rejectFunctions(out.result, span);
     std::vector<ir::Value*> returned;
     for (const Value& leaf : resultLeaves) {
       // A weak literal comes back weak, exactly as eager code gives it.
@@ -94,6 +104,7 @@ Lowered lowerImpl(Interp& interp, const Value& fn, Signature signature, const Sp
     }
     tracer.builder().terminate(ir::Structural::Return, returned, fnSpan);
     out.hidden = tracer.hiddenArgs();
+    out.effect = tracer.effect();
   }
   out.signature = std::move(signature);
   ir::verify(*out.module);
@@ -105,11 +116,68 @@ Lowered lowerImpl(Interp& interp, const Value& fn, Signature signature, const Sp
 
 // ---- Signatures ----
 
-Signature Signature::of(Args args, const std::vector<std::string>& names) {
+namespace {
+
+/// Whether `fix` fixes this leaf by value.
+bool fixes(FixLevel fix, const Value& leaf) {
+  if (fix == FixLevel::None || !leaf.isTensor()) return false;
+  const Tensor& t = leaf.tensor();
+  if (t.weak()) return true;
+  return fix == FixLevel::SmallInts && !isFloat(t.dtype()) && t.numel() <= 16;
+}
+
+/// Turns the leaves of `shape` that `fix` selects into static ones, keeping the others.
+void fixLeaves(FixLevel fix, TreeShape& shape, const std::vector<Value>& leaves, size_t& pos, std::vector<Value>& kept) {
+  if (shape.kind == TreeShape::Kind::Leaf) {
+    const Value& leaf = leaves[pos++];
+    if (fixes(fix, leaf)) {
+      shape.kind = TreeShape::Kind::Static;
+      shape.value = leaf;
+    } else {
+      kept.push_back(leaf);
+    }
+    return;
+  }
+  for (TreeShape& child : shape.children) fixLeaves(fix, child, leaves, pos, kept);
+}
+
+void collect(const TreeShape& shape, const Value& value, std::vector<Tensor>& out) {
+  switch (shape.kind) {
+  case TreeShape::Kind::Leaf: out.push_back(strongLeaf(value.tensor())); break;
+  case TreeShape::Kind::Static: break;
+  case TreeShape::Kind::Map:
+    for (size_t i = 0; i < shape.keys.size(); ++i) collect(shape.children[i], *value.map().find(shape.keys[i]), out);
+    break;
+  case TreeShape::Kind::Vector:
+  case TreeShape::Kind::List: {
+    const std::vector<Value> items = sequenceItems(value);
+    for (size_t i = 0; i < shape.children.size(); ++i) collect(shape.children[i], items[i], out);
+    break;
+  }
+  }
+}
+
+} // namespace
+
+Signature Signature::of(Args args, const std::vector<std::string>& names, const std::vector<bool>& staticArgs,
+                        FixLevel fix) {
   Signature sig;
   for (size_t i = 0; i < args.size(); ++i) {
+    if (i < staticArgs.size() && staticArgs[i]) {
+      TreeShape whole;
+      whole.kind = TreeShape::Kind::Static;
+      whole.value = args[i];
+      sig.args.push_back(std::move(whole));
+      continue;
+    }
     std::vector<Value> leaves;
     sig.args.push_back(TreeShape::flatten(args[i], leaves));
+    if (fix != FixLevel::None) {
+      std::vector<Value> kept;
+      size_t pos = 0;
+      fixLeaves(fix, sig.args.back(), leaves, pos, kept);
+      leaves = std::move(kept);
+    }
     sig.args.back().label(i < names.size() ? names[i] : cat("arg", i), sig.labels);
     for (const Value& leaf : leaves) {
       sig.leaves.push_back(leafType(leaf));
@@ -117,6 +185,10 @@ Signature Signature::of(Args args, const std::vector<std::string>& names) {
     }
   }
   return sig;
+}
+
+void Signature::collectLeaves(Args call, std::vector<Tensor>& out) const {
+  for (size_t i = 0; i < args.size(); ++i) collect(args[i], call[i], out);
 }
 
 bool Signature::operator==(const Signature& other) const {
@@ -189,7 +261,24 @@ std::vector<std::string> parameterNames(const Value& fn) {
 }
 
 Lowered lowerFunction(Interp& interp, const Value& fn, Args args, const Span& span, const LowerOptions& options) {
-  return lowerImpl(interp, fn, Signature::of(args, parameterNames(fn)), span, options);
+  const std::vector<std::string> names = parameterNames(fn);
+  Signature sig = Signature::of(args, names, options.staticArgs, options.fix);
+  for (FixLevel fix = options.fix;;) {
+    try {
+      return lowerImpl(interp, fn, std::move(sig), span, options);
+    } catch (const Error& e) {
+      // A leaf used where a value is needed (a shape, an index, a count): fix more leaves
+      // by value and try again, as long as that changes the signature.
+      if (!e.message().starts_with("jit: ") || fix == FixLevel::SmallInts) throw;
+      const Signature before = Signature::of(args, names, options.staticArgs, fix);
+      for (;;) {
+        fix = static_cast<FixLevel>(static_cast<int>(fix) + 1);
+        sig = Signature::of(args, names, options.staticArgs, fix);
+        if (!(sig == before)) break;
+        if (fix == FixLevel::SmallInts) throw;
+      }
+    }
+  }
 }
 
 Lowered lowerForTypes(Interp& interp, const Value& fn, const std::vector<ir::Type>& types,
@@ -251,11 +340,7 @@ void parseSignature(std::string_view text, std::vector<std::string>& names, std:
 Value Lowered::run(Interp& interp, Args args, const Span& span) const {
   std::vector<Tensor> inputs;
   inputs.reserve(signature.leaves.size() + hidden.size());
-  for (const Value& arg : args) {
-    std::vector<Value> leaves;
-    TreeShape::flatten(arg, leaves);
-    for (const Value& leaf : leaves) inputs.push_back(strongLeaf(leaf.tensor()));
-  }
+  signature.collectLeaves(args, inputs);
   inputs.insert(inputs.end(), hidden.begin(), hidden.end());
   compiler::InterpretOptions options;
   options.poll = [&] { interp.poll(span); };
@@ -280,7 +365,10 @@ Value Lowered::run(Interp& interp, Args args, const Span& span) const {
 // ---- jit ----
 
 const Lowered& JitState::version(Interp& interp, Args args, const Span& span) {
-  Signature sig = Signature::of(args, parameterNames(fn_));
+  if (!staticArgs_.empty() && args.size() < staticArgs_.size())
+    fail(ErrorKind::Type, "jit: :static names argument ", staticArgs_.size(), " but the call passes ", args.size());
+  const std::vector<std::string> names = parameterNames(fn_);
+  Signature sig = Signature::of(args, names, staticArgs_, fix_);
   for (const auto& v : versions_)
     if (v->signature == sig) return *v;
   const std::string name = fn_.isFunction() && !fn_.function().name().empty() ? fn_.function().name() : "fn";
@@ -290,7 +378,19 @@ const Lowered& JitState::version(Interp& interp, Args args, const Span& span) {
   if (debug.explainRecompile && !versions_.empty())
     (debug.out ? *debug.out : std::cerr) << "jit: " << name << " compiles version " << versions_.size() + 1 << ": "
                                          << lastReason_ << "\n";
-  versions_.push_back(std::make_unique<Lowered>(lowerImpl(interp, fn_, std::move(sig), span, {})));
+  LowerOptions options;
+  options.staticArgs = staticArgs_;
+  options.fix = fix_;
+  auto lowered = std::make_unique<Lowered>(lowerFunction(interp, fn_, args, span, options));
+  if (!(lowered->signature == sig)) {
+    // Lowering had to fix leaves by value: from now on they are part of every signature.
+    for (FixLevel level : {FixLevel::Numbers, FixLevel::SmallInts})
+      if (Signature::of(args, names, staticArgs_, level) == lowered->signature) fix_ = level;
+    lastReason_ += fix_ == FixLevel::Numbers ? " (bare numbers are fixed by value: the function needs their values)"
+                                             : " (bare numbers and small integer tensors are fixed by value: the "
+                                               "function needs their values)";
+  }
+  versions_.push_back(std::move(lowered));
   return *versions_.back();
 }
 

@@ -33,6 +33,15 @@ struct CompileDebug {
   std::ostream* out = nullptr;   ///< where they write (stderr if null)
 };
 
+/// Which tensor leaves of the arguments are fixed by value rather than traced. Lowering
+/// starts with None; when it fails for want of a value (a shape, an index, a count), it
+/// tries again with Numbers, then with SmallInts.
+enum class FixLevel : uint8_t {
+  None,
+  Numbers,   ///< bare numbers (weak literals: `3`, `0.5`)
+  SmallInts, ///< those and integer tensors of at most 16 elements (`[4 8 3]`, a shape)
+};
+
 /// What a compiled version of a function depends on.
 struct Signature {
   std::vector<TreeShape> args;     ///< one per argument
@@ -41,8 +50,12 @@ struct Signature {
   std::vector<std::string> labels; ///< the leaf's name for messages ("x", "p.w")
 
   /// Reads the signature of a call's arguments; `names` are the parameter names (may be
-  /// shorter than args, for messages and IR value names).
-  static Signature of(Args args, const std::vector<std::string>& names);
+  /// shorter than args, for messages and IR value names). Arguments marked in `staticArgs`
+  /// are fixed whole, by value; so are the leaves `fix` selects.
+  static Signature of(Args args, const std::vector<std::string>& names, const std::vector<bool>& staticArgs = {},
+                      FixLevel fix = FixLevel::None);
+  /// The tensors a call passes for the leaves of this signature, in order.
+  void collectLeaves(Args args, std::vector<Tensor>& out) const;
   bool operator==(const Signature& other) const;
   /// "(f32[2,3], {:w f32[3]}, 5)".
   std::string str() const;
@@ -58,6 +71,7 @@ struct Lowered {
   std::vector<Tensor> hidden;  ///< large captured tensors, passed after the arguments
   TreeShape result;            ///< the result tree with its tensor leaves taken out
   std::vector<bool> weakResult; ///< result leaves that are weak literals in eager code
+  std::string effect;           ///< an effectful builtin lowering called (it ran once), or empty
 
   /// Runs the function on the tensor leaves of `args` (which must have `signature`).
   Value run(Interp& interp, Args args, const Span& span) const;
@@ -66,13 +80,15 @@ struct Lowered {
 struct LowerOptions {
   bool optimize = true;                       ///< run the :interp pipeline
   const std::vector<std::string>* pipeline = nullptr; ///< instead of the default one
+  std::vector<bool> staticArgs;               ///< arguments fixed by value (jit :static)
+  FixLevel fix = FixLevel::None;              ///< the level lowering starts at
 };
 
 /// The names of a closure's parameters ("x", "p"), from its source; empty for builtins.
 std::vector<std::string> parameterNames(const Value& fn);
 
 /// Lowers `fn` applied to arguments of `args`'s signature (the tensors' values are not
-/// used, only their types).
+/// used, only their types; static arguments' values are).
 Lowered lowerFunction(Interp& interp, const Value& fn, Args args, const Span& span, const LowerOptions& options = {});
 
 /// Lowers `fn` for parameters of the given types (symbolic dimensions allowed), as
@@ -89,7 +105,8 @@ void parseSignature(std::string_view text, std::vector<std::string>& names, std:
 /// The compiled versions of one `jit` function.
 class JitState final : public BuiltinState {
 public:
-  JitState(Value fn, std::string target) : fn_(std::move(fn)), target_(std::move(target)) {}
+  JitState(Value fn, std::string target, std::vector<bool> staticArgs)
+      : fn_(std::move(fn)), target_(std::move(target)), staticArgs_(std::move(staticArgs)) {}
   const Value& function() const { return fn_; }
   const std::string& target() const { return target_; }
   /// Finds or compiles the version for `args` and runs it.
@@ -103,6 +120,8 @@ public:
 private:
   Value fn_;
   std::string target_;
+  std::vector<bool> staticArgs_;
+  FixLevel fix_ = FixLevel::None; ///< raised once lowering needed the value of a leaf
   std::vector<std::unique_ptr<Lowered>> versions_;
   std::string lastReason_;
 };

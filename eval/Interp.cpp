@@ -175,25 +175,38 @@ SyntaxPtr Interp::expandOnce(const SyntaxPtr& form, Namespace& ns, bool& expande
 
 // ---- Calls ----
 
+/// Recursion whose depth depends on a traced value never ends while lowering.
+constexpr const char* kTracedRecursion =
+    "jit: compiling a recursion whose depth depends on a traced value (use loop/recur, or pass the value as a "
+    "static argument): ";
+
 void Interp::callLimitHit(const Span& span) {
   if (interrupted_.load(std::memory_order_relaxed)) {
     interrupted_.store(false, std::memory_order_relaxed);
     throw Error(ErrorKind::Runtime, "interrupted", span);
   }
   throw Error(ErrorKind::Runtime,
-              cat("stack depth exceeded (more than ", options_.maxDepth, " nested calls)"), span);
+              cat(tracer_ ? kTracedRecursion : "", "stack depth exceeded (more than ", options_.maxDepth, " nested calls)"),
+              span);
 }
 
 Value Interp::apply(const Value& callee, Args args, const Span& span) {
   switch (callee.kind()) {
   case ValueKind::Function: {
     const FunctionObj& f = callee.function();
-    if (f.functionKind() == FunctionObj::Kind::Closure)
+    if (f.functionKind() == FunctionObj::Kind::Closure) {
+      if (callObserver_ && depth_ == 0 && !tracer_ && !f.isMacro()) [[unlikely]] {
+        Value result = callClosure(static_cast<const ClosureObj&>(f), args, span);
+        callObserver_(callee, args, result, span);
+        return result;
+      }
       return callClosure(static_cast<const ClosureObj&>(f), args, span);
+    }
     const auto& builtin = static_cast<const BuiltinObj&>(f);
     const int n = static_cast<int>(args.size());
     if (n < builtin.minArgs() || (builtin.maxArgs() >= 0 && n > builtin.maxArgs()))
       arityError(builtin.name(), builtin.minArgs(), builtin.maxArgs(), args.size(), span);
+    if (tracer_ && builtin.effectful()) tracer_->noteEffect(builtin.name());
     CallContext context{*this, span, f};
     try {
       return builtin.fn()(context, args);
@@ -244,7 +257,8 @@ Value Interp::callClosure(const ClosureObj& closure, Args args, const Span& span
     ~Leave() { interp.leaveCall(); }
   } leave{*this};
   if (nativeStackLow())
-    throw Error(ErrorKind::Runtime, "stack depth exceeded (the native stack is nearly full)", span);
+    throw Error(ErrorKind::Runtime,
+                cat(tracer_ ? kTracedRecursion : "", "stack depth exceeded (the native stack is nearly full)"), span);
 
   // The frame lives on the native stack; checkStack() above keeps that safe.
   const int size = std::max(lambda.frameSize, 1);

@@ -11,6 +11,7 @@
 #include "parser/Diagnostics.h"
 
 #include <atomic>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <memory>
@@ -103,6 +104,11 @@ public:
   const std::string& currentFile() const { return currentFile_; }
   Namespace& currentNamespace() { return *currentNs_; }
 
+  /// Called after every call of a closure made from top level returns (the differential
+  /// test of jit compares each with its compiled version).
+  using CallObserver = std::function<void(const Value& fn, Args args, const Value& result, const Span& span)>;
+  void setCallObserver(CallObserver observer) { callObserver_ = std::move(observer); }
+
   /// The debugging switches every compilation obeys (eval/Compile.h).
   CompileDebug& compileDebug() { return *compileDebug_; }
 
@@ -131,6 +137,7 @@ private:
   std::vector<SyntaxPtr> macroCalls_;
   Tracer* tracer_ = nullptr;
   std::unique_ptr<CompileDebug> compileDebug_;
+  CallObserver callObserver_;
   SourceManager sources_;
   std::atomic<bool> interrupted_{false};
   int depth_ = 0;

@@ -69,6 +69,9 @@ Value nth(const Value& value, size_t i) {
     if (static_cast<int64_t>(i) >= t.shape()[0]) return Value();
     return Value(selectIndex(t, 0, static_cast<int64_t>(i)));
   }
+  case ValueKind::Traced:
+    if (static_cast<int64_t>(i) >= tracedLength(value)) return Value();
+    return tracedRow(value, static_cast<int64_t>(i));
   default: {
     const std::vector<Value> items = sequenceItems(value);
     return i < items.size() ? items[i] : Value();
@@ -96,7 +99,7 @@ void Pattern::bind(const Value& value, Value* slots) const {
   checkStack();
   if (asSlot >= 0) slots[asSlot] = value;
   const bool sequence = value.isNil() || value.isSequential() || value.isMap() || value.isString() ||
-                        (value.isTensor() && !value.tensor().isScalar());
+                        value.isNonScalarTensor();
   if (!sequence)
     throw Error(ErrorKind::Type, cat("cannot destructure ", describeKind(value), " ",
                                      printValue(value, true).substr(0, 40), " as a sequence"),

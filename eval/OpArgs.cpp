@@ -1,5 +1,6 @@
 // eval/OpArgs.cpp — the calling convention of every primitive, read once.
 #include "eval/OpArgs.h"
+#include "eval/Tracer.h"
 
 #include <functional>
 #include <map>
@@ -16,6 +17,9 @@ std::string shortPrint(const Value& v) {
 }
 
 [[noreturn]] void badAttr(const CallContext& cx, std::string_view what, std::string_view expected, const Value& got) {
+  if (got.isTraced())
+    fail(ErrorKind::Type, "jit: ", cx.self.name(), ": ", what, " must be known when compiling, but it is a ",
+         describeKind(got), " (pass it as a static value instead)");
   fail(ErrorKind::Type, cx.self.name(), ": ", what, " must be ", expected, ", got ", describeKind(got),
        got.isNil() ? "" : " " + shortPrint(got));
 }
@@ -62,6 +66,10 @@ DType dtypeOption(const CallContext& cx, const KeywordArgs& kw, DType fallback) 
 /// The dtype a fill value suggests: bool, i64 for integers, f32 for floats, or a strong
 /// scalar's own dtype.
 DType dtypeOfValue(const Value& v) {
+  if (v.isTraced()) {
+    const DType d = tracedType(v).dtype;
+    return v.traced().tracer()->isWeak(v.traced().value()) ? concreteDType({d, true}) : d;
+  }
   const Tensor& t = v.tensor();
   return t.weak() ? concreteDType(t.typeKey()) : t.dtype();
 }
@@ -168,8 +176,11 @@ Parser filledLike(Number value) {
   return [value](const CallContext& cx, Args args) {
     KeywordArgs kw(cx, args, 1, {"dtype"});
     expectPositional(cx, kw, 1, "(op x :dtype d)");
-    const Tensor& x = tensorOperand(cx, args, 0)->tensor();
-    std::vector<int64_t> shape(x.shape().begin(), x.shape().end());
+    const Value& v = *tensorOperand(cx, args, 0);
+    if (v.isTraced() && !tracedType(v).concrete())
+      fail(ErrorKind::Type, "jit: ", cx.self.name(), " of a tensor of symbolic shape ", tracedType(v).str());
+    const Shape xs = v.isTraced() ? tracedType(v).shape() : v.tensor().shape();
+    std::vector<int64_t> shape(xs.begin(), xs.end());
     return OpCall{OpKind::Full, {}, FullAttrs{shape, value, dtypeOption(cx, kw, dtypeOfValue(args[0]))}};
   };
 }

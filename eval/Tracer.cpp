@@ -28,6 +28,12 @@ std::optional<ir::Type> strongType(const Value& v) {
   return ir::Type::of(t.dtype(), t.shape());
 }
 
+/// The type of a weak leaf (a literal, or a traced bare-number parameter): i64 or f64.
+TypeKey weakKey(const Value& v) {
+  if (v.isTraced()) return {tracedType(v).dtype, true};
+  return v.tensor().typeKey();
+}
+
 /// Whether two non-traced leaves are the same value of the same type.
 bool sameStatic(const Value& a, const Value& b) {
   if (a.isTraced() || b.isTraced()) return false;
@@ -127,14 +133,16 @@ int64_t tracedLength(const Value& v) {
   return type.dims[0].size;
 }
 
+Value tracedRow(const Value& v, int64_t i) {
+  Tracer& tracer = *v.traced().tracer();
+  const Value* operand = &v;
+  return tracer.emit(OpKind::Index, IndexAttrs{{i}}, std::span<const Value* const>(&operand, 1), tracer.function().span());
+}
+
 std::vector<Value> tracedRows(const Value& v) {
   const int64_t n = tracedLength(v);
-  Tracer& tracer = *v.traced().tracer();
   std::vector<Value> rows;
-  const Value* operand = &v;
-  for (int64_t i = 0; i < n; ++i)
-    rows.push_back(tracer.emit(OpKind::Index, IndexAttrs{{i}}, std::span<const Value* const>(&operand, 1),
-                               tracer.function().span()));
+  for (int64_t i = 0; i < n; ++i) rows.push_back(tracedRow(v, i));
   return rows;
 }
 
@@ -226,9 +234,33 @@ Value Tracer::emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* con
       joined = joined ? promoteTypes(*joined, {t->dtype}) : TypeKey{t->dtype};
     }
   }
+  // Only weak operands (a bare number passed to a jit function, and literals): the result
+  // is weak too where eager execution makes it so, computed at i64 or f64 as there.
+  std::optional<DType> allWeakAs;
+  bool weakResult = false;
+  if (!joined && info.has(kElementwise)) {
+    std::vector<TensorType> types;
+    for (size_t i = 0; i < operands.size(); ++i) {
+      const Value& v = *operands[i];
+      const bool weak = v.isTraced() ? isWeak(v.traced().value()) : v.tensor().weak();
+      if (!weak && !(kind == OpKind::Where && i == 0)) {
+        types.clear();
+        break;
+      }
+      types.push_back(v.isTraced() ? TensorType{tracedType(v).dtype, weak, {}} : TensorType::of(v.tensor()));
+    }
+    if (!types.empty()) {
+      const TensorType result = inferType(kind, attrs, types);
+      std::optional<TypeKey> held;
+      for (size_t i = 0; i < types.size(); ++i)
+        if (types[i].weak) held = held ? promoteTypes(*held, {types[i].dtype, true}) : TypeKey{types[i].dtype, true};
+      allWeakAs = result.weak && isFloat(result.dtype) ? DType::F64 : held->dtype;
+      weakResult = result.weak;
+    }
+  }
   std::vector<ir::Value*> irOperands;
   for (const Value* operand : operands) {
-    std::optional<DType> weakAs;
+    std::optional<DType> weakAs = allWeakAs;
     if (joined) {
       if (operand->isTensor() && operand->tensor().weak())
         weakAs = promoteTypes(operand->tensor().typeKey(), *joined).dtype;
@@ -236,6 +268,11 @@ Value Tracer::emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* con
         weakAs = promoteTypes(TypeKey{tracedType(*operand).dtype, true}, *joined).dtype;
     }
     irOperands.push_back(materialize(*operand, weakAs, span));
+  }
+  if (weakResult) {
+    ir::Value* result = builder_.primitive(kind, attrs, std::move(irOperands), span);
+    markWeak(result);
+    return wrap(result);
   }
   return wrap(builder_.primitive(kind, attrs, std::move(irOperands), span));
 }
@@ -355,7 +392,16 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
         std::vector<Value> leaves;
         const TreeShape shape = TreeShape::flatten(other.exit, leaves);
         for (Value& leaf : leaves) {
-          const ir::Type t = leaf.isTraced() ? tracedType(leaf) : ir::Type::of(concreteDType(leaf.tensor().typeKey()), leaf.tensor().shape());
+          if (!strongType(leaf)) { // a weak result stays weak
+            leaf = Value(isFloat(weakKey(leaf).dtype) ? Tensor::weakFloat(0) : Tensor::weakInt(0));
+            continue;
+          }
+          const ir::Type t = leaf.isTraced() ? tracedType(leaf) : ir::Type::of(leaf.tensor().dtype(), leaf.tensor().shape());
+          if (!t.concrete())
+            throw Error(ErrorKind::Type,
+                        cat("jit: a loop whose result has the symbolic type ", t.str(),
+                            " must exit on one path only (give the signature concrete sizes)"),
+                        span);
           leaf = Value(Tensor::zeros(t.dtype, t.shape()));
         }
         size_t pos = 0;
@@ -394,6 +440,7 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
   std::vector<Value> merged(leavesA.size());
   std::vector<size_t> dynamic;
   std::vector<ir::Type> types;
+  std::vector<bool> weakMerged;
   for (size_t i = 0; i < leavesA.size(); ++i) {
     if (sameStatic(leavesA[i], leavesB[i])) {
       merged[i] = leavesA[i];
@@ -402,17 +449,20 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
     if (!leavesA[i].isTensorLike() || !leavesB[i].isTensorLike())
       throw Error(ErrorKind::Type, "jit: the branches of this if give different values that are not tensors", span);
     std::optional<ir::Type> ta = strongType(leavesA[i]), tb = strongType(leavesB[i]);
-    if (!ta && !tb) {
-      const TypeKey t = promoteTypes(leavesA[i].tensor().typeKey(), leavesB[i].tensor().typeKey());
-      ta = ir::Type::of(concreteDType(t), Shape{});
-    }
+    const bool bothWeak = !ta && !tb;
+    if (bothWeak) // stays weak, held at i64 or f64 as eager code holds it
+      ta = ir::Type{promoteTypes(weakKey(leavesA[i]), weakKey(leavesB[i])).dtype, {}, ir::Layout::Default};
     // A weak literal (always a scalar) takes the other side's dtype.
     if (!ta) ta = ir::Type{tb->dtype, {}, ir::Layout::Default};
     if (!tb) tb = ir::Type{ta->dtype, {}, ir::Layout::Default};
     if (!(*ta == *tb))
-      throw Error(ErrorKind::Type, cat("jit: the branches of this if give ", ta->str(), " and ", tb->str()), span);
+      throw Error(ErrorKind::Type,
+                  cat("jit: the branches of this if give ", ta->str(), " and ", tb->str(),
+                      "; compiled branches must agree in dtype and shape (broadcast or cast one of them)"),
+                  span);
     dynamic.push_back(i);
     types.push_back(*ta);
+    weakMerged.push_back(bothWeak);
   }
   std::vector<Value> yieldA, yieldB;
   for (size_t i : dynamic) {
@@ -421,7 +471,11 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
   }
   yieldLeaves(op.region(0).block(), yieldA, types, span);
   yieldLeaves(op.region(1).block(), yieldB, types, span);
-  for (size_t k = 0; k < dynamic.size(); ++k) merged[dynamic[k]] = wrap(op.addResult(types[k]));
+  for (size_t k = 0; k < dynamic.size(); ++k) {
+    ir::Value* result = op.addResult(types[k]);
+    if (weakMerged[k]) markWeak(result);
+    merged[dynamic[k]] = wrap(result);
+  }
 
   // Rebuild the outcome from the merged leaves.
   size_t pos = 0;
@@ -440,15 +494,21 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
 
 Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, const std::vector<Value>& initial,
                         const std::function<Value()>& body, const Span& span) {
-  // Carried: every tensor leaf of every binding. A weak literal is carried at the dtype
-  // the loop gives it: first its own (i64 or f32), after a retry whatever recur passes.
+  // Carried: every tensor leaf of every binding. A weak literal is carried weak, at i64 or
+  // f64 as eager code holds it, until recur passes it something else: then the loop is
+  // staged again with the binding at the dtype recur gives it.
   std::vector<Value> initLeaves;
   std::vector<TreeShape> shapes;
   for (const Value& v : initial) shapes.push_back(TreeShape::flatten(v, initLeaves));
   std::vector<ir::Type> carried;
-  for (const Value& leaf : initLeaves)
-    carried.push_back(leaf.isTraced() ? tracedType(leaf)
-                                      : ir::Type::of(concreteDType(leaf.tensor().typeKey()), leaf.tensor().shape()));
+  std::vector<bool> carriedWeak;
+  for (const Value& leaf : initLeaves) {
+    const bool weak = !strongType(leaf);
+    carriedWeak.push_back(weak);
+    carried.push_back(weak ? ir::Type{weakKey(leaf).dtype, {}, ir::Layout::Default}
+                           : leaf.isTraced() ? tracedType(leaf)
+                                             : ir::Type::of(leaf.tensor().dtype(), leaf.tensor().shape()));
+  }
   for (int attempt = 0;; ++attempt) {
     std::vector<ir::Value*> inits;
     for (size_t i = 0; i < initLeaves.size(); ++i) inits.push_back(materialize(initLeaves[i], carried[i].dtype, span));
@@ -459,8 +519,11 @@ Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, c
     std::vector<std::string> names;
     for (size_t i = 0; i < shapes.size(); ++i) shapes[i].label(targets[i]->name, names);
     std::vector<Value> args;
-    for (size_t i = 0; i < carried.size(); ++i)
-      args.push_back(wrap(before.addArgument(carried[i], names[i].empty() || names[i][0] == '.' ? "" : ir::irName(names[i]))));
+    for (size_t i = 0; i < carried.size(); ++i) {
+      ir::Value* arg = before.addArgument(carried[i], names[i].empty() || names[i][0] == '.' ? "" : ir::irName(names[i]));
+      if (carriedWeak[i]) markWeak(arg);
+      args.push_back(wrap(arg));
+    }
     LoopContext context;
     size_t pos = 0;
     for (size_t i = 0; i < shapes.size(); ++i) context.current.push_back(shapes[i].rebuild(args, pos));
@@ -495,10 +558,19 @@ Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, c
     bool retry = false;
     for (size_t i = 0; i < nextLeaves.size(); ++i) {
       const std::optional<ir::Type> next = strongType(nextLeaves[i]);
-      if (!next || *next == carried[i]) continue;
-      const bool weakStart = initLeaves[i].isTensor() && initLeaves[i].tensor().weak() && next->rank() == 0;
-      if (weakStart && attempt < 3) {
+      if (!next) {
+        // Weak again: fine, unless it became a float where it was an integer.
+        const DType held = weakKey(nextLeaves[i]).dtype;
+        if (carriedWeak[i] && held != carried[i].dtype && isFloat(held) && attempt < 3) {
+          carried[i].dtype = held;
+          retry = true;
+        }
+        continue;
+      }
+      if (*next == carried[i] && !carriedWeak[i]) continue;
+      if (carriedWeak[i] && next->rank() == 0 && attempt < 3) {
         carried[i] = *next; // the literal becomes what the loop makes of it
+        carriedWeak[i] = false;
         retry = true;
         continue;
       }
@@ -521,13 +593,20 @@ Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, c
     builder_.setBlock(before);
     std::vector<ir::Value*> forwarded{materialize(outcome.flag, DType::Bool, span)};
     for (size_t i = 0; i < nextLeaves.size(); ++i) forwarded.push_back(materialize(nextLeaves[i], carried[i].dtype, span));
-    for (const Value& leaf : exitLeaves) forwarded.push_back(materialize(leaf, std::nullopt, span));
+    std::vector<bool> forwardedWeak(carriedWeak);
+    for (const Value& leaf : exitLeaves) {
+      const bool weak = !strongType(leaf);
+      forwardedWeak.push_back(weak);
+      forwarded.push_back(materialize(leaf, weak ? std::optional<DType>(weakKey(leaf).dtype) : std::nullopt, span));
+    }
     builder_.terminate(ir::Structural::Condition, forwarded, span);
     builder_.setBlock(outer);
     std::vector<Value> results;
     std::vector<ir::Value*> afterArgs;
     for (size_t i = 1; i < forwarded.size(); ++i) {
-      results.push_back(wrap(op.addResult(forwarded[i]->type())));
+      ir::Value* result = op.addResult(forwarded[i]->type());
+      if (forwardedWeak[i - 1]) markWeak(result);
+      results.push_back(wrap(result));
       afterArgs.push_back(after.addArgument(forwarded[i]->type()));
     }
     builder_.setBlock(after);

@@ -90,6 +90,16 @@ public:
   /// takes its values; the bindings must not change), false if it rebinds as usual.
   bool noteRecur(std::span<const Value> values);
 
+  /// Called when the function being lowered calls an effectful builtin (printing, files):
+  /// the effect happens now, once, not each time the compiled code runs.
+  void noteEffect(const std::string& name) {
+    if (effect_.empty()) effect_ = name;
+  }
+  /// The first effectful builtin called while lowering, or empty.
+  const std::string& effect() const { return effect_; }
+  /// Whether staging is inside a branch of a traced if.
+  bool inStagedBranch() const { return branchDepth_ > 0; }
+
   /// The tensors passed as hidden parameters (large constants), in parameter order after
   /// the function's own.
   const std::vector<Tensor>& hiddenArgs() const { return hidden_; }
@@ -127,6 +137,7 @@ private:
   std::vector<RecurTarget> targets_;
   std::vector<LoopContext*> loops_;
   int branchDepth_ = 0;
+  std::string effect_;
   std::unique_ptr<Outcome> pending_; ///< what the last recur under a staged loop produced
 };
 
@@ -138,5 +149,7 @@ const ir::Type& tracedType(const Value& v);
 int64_t tracedLength(const Value& v);
 /// The rows of a traced tensor along its first axis (emitted as `index` operations).
 std::vector<Value> tracedRows(const Value& v);
+/// Row i of a traced tensor (0 <= i < tracedLength).
+Value tracedRow(const Value& v, int64_t i);
 
 } // namespace tsl

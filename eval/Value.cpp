@@ -39,6 +39,11 @@ const MapObj& Value::map() const { return *static_cast<const MapObj*>(object_); 
 const FunctionObj& Value::function() const { return *static_cast<const FunctionObj*>(object_); }
 const TracedObj& Value::traced() const { return *static_cast<const TracedObj*>(object_); }
 
+bool Value::isNonScalarTensor() const {
+  if (isTensor()) return !tensor_.isScalar();
+  return isTraced() && tracedType(*this).rank() > 0;
+}
+
 bool Value::truthySlow() const {
   if (kind_ == ValueKind::Nil) return false;
   if (kind_ == ValueKind::Traced) {

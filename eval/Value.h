@@ -139,6 +139,8 @@ public:
   bool isTraced() const { return kind_ == ValueKind::Traced; }
   /// A tensor now (isTensor) or when the code being lowered runs (isTraced).
   bool isTensorLike() const { return isTensor() || isTraced(); }
+  /// A tensor (or traced tensor) of rank 1 or more: sequence functions walk its first axis.
+  bool isNonScalarTensor() const;
   /// A list or vector (what sequence functions and destructuring walk, besides tensors).
   bool isSequential() const { return isList() || isVector(); }
 
@@ -372,6 +374,10 @@ public:
   const BuiltinFn& fn() const { return fn_; }
   BinaryFn binaryFn() const { return binaryFn_; }
   void setBinaryFn(BinaryFn fn) { binaryFn_ = fn; }
+  /// Whether calling it does more than compute a value (printing, files, the clock): a
+  /// function that does is not pure, and compiling it runs those effects once.
+  bool effectful() const { return effectful_; }
+  void setEffectful() { effectful_ = true; }
   BuiltinState* state() const { return state_.get(); }
   void setState(std::shared_ptr<BuiltinState> state) { state_ = std::move(state); }
 
@@ -380,6 +386,7 @@ private:
   int maxArgs_;
   BuiltinFn fn_;
   BinaryFn binaryFn_ = nullptr;
+  bool effectful_ = false;
   std::shared_ptr<BuiltinState> state_;
 };
 

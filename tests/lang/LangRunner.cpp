@@ -10,8 +10,11 @@
 //
 // A directive belongs to the last form that ends on or before its line. A form with no
 // `expect-error` must not fail; a form's output must match its `out` lines exactly when
-// it has any. Usage: tsl-lang-runner FILE...; exit status 1 if anything did not match.
+// it has any. Every top-level call of a user function is also compiled with jit :interp
+// and its result compared with eager's (tests/lang/Differential.h).
+// Usage: tsl-lang-runner FILE...; exit status 1 if anything did not match.
 #include "eval/Interp.h"
+#include "tests/lang/Differential.h"
 #include "parser/Reader.h"
 #include "tsl/tsl.h"
 
@@ -97,11 +100,13 @@ int runFile(const std::string& path) {
     else e.out.push_back(argument);
   }
 
-  int failures = 0, cases = 0;
+  int failures = 0, cases = 0, jitFailures = 0;
   auto report = [&](const tsl::SyntaxPtr& form, const std::string& message) {
     ++failures;
     std::cerr << path << ":" << form->span().line << ": " << message << "\n";
   };
+  tsl::testing::DifferentialStats jit;
+  tsl::testing::installDifferential(interp, output, jit);
   for (size_t i = 0; i < forms.size(); ++i) {
     const Expectation& expect = expectations[i];
     cases += expect.value || expect.error || !expect.out.empty();
@@ -117,6 +122,9 @@ int runFile(const std::string& path) {
     } catch (const tsl::ExitRequest& request) {
       printed = "exit " + std::to_string(request.code);
     }
+    for (const std::string& failure : jit.failures) std::cerr << path << ":" << failure << "\n";
+    jitFailures += static_cast<int>(jit.failures.size());
+    jit.failures.clear();
     if (expect.error) {
       if (!error) {
         report(forms[i], "expected an error (" + *expect.error + ") but got " + printed);
@@ -149,8 +157,10 @@ int runFile(const std::string& path) {
         report(forms[i], "expected output:\n" + wanted + "got:\n" + output.str());
     }
   }
-  std::cout << path << ": " << cases - failures << "/" << cases << " cases passed\n";
-  return failures == 0 ? 0 : 1;
+  std::cout << path << ": " << cases - failures << "/" << cases << " cases passed; jit :interp agreed on " << jit.compared
+            << " calls (" << jit.notJittable << " not jittable, " << jit.impure << " impure, " << jitFailures
+            << " differed)\n";
+  return failures == 0 && jitFailures == 0 ? 0 : 1;
 }
 
 } // namespace

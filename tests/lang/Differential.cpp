@@ -1,0 +1,94 @@
+// tests/lang/Differential.cpp — comparing eager calls with their jit :interp versions.
+#include "tests/lang/Differential.h"
+
+#include "eval/Compile.h"
+#include "eval/Printer.h"
+#include "runtime/Views.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <iostream>
+
+namespace tsl::testing {
+
+namespace {
+
+/// Relative tolerance for a float dtype.
+double tolerance(DType dtype) {
+  if (dtype == DType::F16) return 1.0 / 1024;
+  if (dtype == DType::BF16) return 1.0 / 128;
+  return 1e-6;
+}
+
+std::string compareTensors(const Tensor& a, const Tensor& b) {
+  const DType da = concreteDType(a.typeKey()), db = concreteDType(b.typeKey());
+  if (da != db) return cat("dtype ", dtypeName(da), " (eager) vs ", dtypeName(db), " (jit)");
+  if (a.shape() != b.shape()) return cat("shape ", a.shape().str(), " (eager) vs ", b.shape().str(), " (jit)");
+  const int64_t n = a.numel();
+  if (isFloat(da)) {
+    const Tensor x = contiguous(astype(a, DType::F64)), y = contiguous(astype(b, DType::F64));
+    const auto* p = reinterpret_cast<const double*>(x.data());
+    const auto* q = reinterpret_cast<const double*>(y.data());
+    for (int64_t i = 0; i < n; ++i) {
+      if (p[i] == q[i] || (std::isnan(p[i]) && std::isnan(q[i]))) continue;
+      if (std::abs(p[i] - q[i]) <= tolerance(da) * std::max(std::abs(p[i]), std::abs(q[i]))) continue;
+      return cat("element ", i, ": ", p[i], " (eager) vs ", q[i], " (jit)");
+    }
+    return "";
+  }
+  const Tensor x = contiguous(astype(a, DType::I64)), y = contiguous(astype(b, DType::I64));
+  const auto* p = reinterpret_cast<const int64_t*>(x.data());
+  const auto* q = reinterpret_cast<const int64_t*>(y.data());
+  for (int64_t i = 0; i < n; ++i)
+    if (p[i] != q[i]) return cat("element ", i, ": ", p[i], " (eager) vs ", q[i], " (jit)");
+  return "";
+}
+
+} // namespace
+
+std::string compareResults(const Value& eager, const Value& jit) {
+  std::vector<Value> leavesA, leavesB;
+  const TreeShape a = TreeShape::flatten(eager, leavesA), b = TreeShape::flatten(jit, leavesB);
+  if (!a.sameAs(b) || leavesA.size() != leavesB.size())
+    return cat("structure: ", printValue(eager, true).substr(0, 80), " (eager) vs ", printValue(jit, true).substr(0, 80),
+               " (jit)");
+  for (size_t i = 0; i < leavesA.size(); ++i) {
+    const std::string why = compareTensors(leavesA[i].tensor(), leavesB[i].tensor());
+    if (!why.empty()) return cat("leaf ", i, ": ", why);
+  }
+  return "";
+}
+
+void installDifferential(Interp& interp, std::ostringstream& output, DifferentialStats& stats) {
+  interp.setCallObserver([&interp, &output, &stats](const Value& fn, Args args, const Value& result, const Span& span) {
+    const std::string saved = output.str();
+    auto restore = [&] {
+      output.str(saved);
+      output.seekp(0, std::ios::end);
+    };
+    const std::string where = cat(span.line, ":", span.col, ": ");
+    try {
+      const Lowered lowered = lowerFunction(interp, fn, args, span);
+      if (!lowered.effect.empty()) {
+        ++stats.impure;
+        restore();
+        return;
+      }
+      const Value compiled = lowered.run(interp, args, span);
+      const std::string why = compareResults(result, compiled);
+      if (!why.empty()) stats.failures.push_back(cat(where, "jit :interp differs from eager: ", why));
+      ++stats.compared;
+    } catch (const ExitRequest&) {
+      ++stats.impure; // (exit) ran while lowering
+    } catch (const Error& e) {
+      if (e.message().starts_with("jit: ")) {
+        ++stats.notJittable;
+        if (std::getenv("TSL_DIFFERENTIAL_VERBOSE")) std::cerr << where << "not jittable: " << e.message() << "\n";
+      }
+      else stats.failures.push_back(cat(where, "jit :interp failed where eager code succeeded: ", e.what()));
+    }
+    restore();
+  });
+}
+
+} // namespace tsl::testing
