@@ -2,13 +2,23 @@
 option(TSL_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 option(TSL_NATIVE "Tune for the build machine's CPU (-march=native)" ON)
 
-# -Wno-restrict: GCC 12 reports std::string concatenation falsely (GCC bug 105329).
-set(TSL_WARNINGS -Wall -Wextra -Wno-unused-parameter -Wno-restrict)
+set(TSL_WARNINGS -Wall -Wextra -Wno-unused-parameter)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  # GCC 12 reports std::string concatenation falsely (GCC bug 105329).
+  list(APPEND TSL_WARNINGS -Wno-restrict)
+endif()
 
+# The sanitizer build (the asan preset uses clang-19) also instruments everything for
+# libFuzzer's coverage, so the fuzz targets in tools/fuzz can be built there.
+set(TSL_FUZZ OFF)
 if(TSL_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined -O1)
   add_link_options(-fsanitize=address,undefined)
   add_compile_definitions(TSL_SANITIZE=1)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    add_compile_options(-fsanitize=fuzzer-no-link)
+    set(TSL_FUZZ ON)
+  endif()
 elseif(TSL_NATIVE)
   add_compile_options(-march=native)
 endif()

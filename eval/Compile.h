@@ -13,25 +13,14 @@
 
 #include "eval/Tracer.h"
 #include "ir/Pass.h"
+#include "tsl/CompileDebug.h"
 
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 namespace tsl {
-
-/// The debugging switches of the command line (`tsl --print-ir-after=NAME ...`) that every
-/// compilation of an engine obeys.
-struct CompileDebug {
-  bool verifyEach = false;
-  bool printAfterAll = false;
-  std::set<std::string> printAfter;
-  bool timePasses = false;
-  bool explainRecompile = false; ///< say why a jit function compiles a new version
-  std::ostream* out = nullptr;   ///< where they write (stderr if null)
-};
 
 /// Which tensor leaves of the arguments are fixed by value rather than traced. Lowering
 /// starts with None; when it fails for want of a value (a shape, an index, a count), it

@@ -1,8 +1,12 @@
 // eval/Engine.cpp — the public embedding API over Interp.
 #include "tsl/tsl.h"
 
+#include "eval/Compile.h"
 #include "eval/Interp.h"
 #include "eval/Printer.h"
+#include "ir/Graphviz.h"
+#include "ir/Printer.h"
+#include "parser/Reader.h"
 
 #include <algorithm>
 #include <csignal>
@@ -62,6 +66,32 @@ void Engine::setArgs(const std::vector<std::string>& args) {
   for (const std::string& arg : args) values.push_back(makeString(arg));
   define("*args*", makeVector(std::move(values)));
 }
+
+void Engine::loadDefinitions(std::string_view source, std::string_view fileName) {
+  impl_->clearInterrupt();
+  impl_->sources().add(std::string(fileName), std::string(source));
+  for (const SyntaxPtr& form : readAll(source, fileName)) {
+    const std::string head(form->isList() ? form->headName() : std::string_view());
+    if (head == "import" || head.starts_with("def")) impl_->evalForm(form, impl_->user());
+  }
+}
+
+std::string Engine::emit(std::string_view entry, std::string_view signature, Emit what, bool locations) {
+  Var* var = impl_->user().resolve(entry, false, {});
+  if (!var || !var->defined) throw Error(ErrorKind::Name, cat("no function named '", entry, "' is defined"));
+  if (!var->value.isFunction())
+    throw Error(ErrorKind::Type, cat("'", entry, "' is ", describeKind(var->value), ", not a function"));
+  std::vector<std::string> names;
+  std::vector<ir::Type> types;
+  parseSignature(signature, names, types);
+  LowerOptions options;
+  options.optimize = what != Emit::RawIr;
+  const Lowered lowered = lowerForTypes(*impl_, var->value, types, names, {}, options);
+  if (what == Emit::Graph) return ir::printDot(*lowered.function);
+  return ir::printModule(*lowered.module, {locations});
+}
+
+CompileDebug& Engine::compileDebug() { return impl_->compileDebug(); }
 
 std::string Engine::describe(const Error& error) const { return impl_->sources().render(error); }
 

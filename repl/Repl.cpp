@@ -31,6 +31,8 @@ const char* kHelp = R"(TSL REPL commands:
   :help          this text
   :quit          leave (Ctrl-D does too)
   :load FILE     run a file in this session
+  :ir (f x ...)  the IR of f compiled for the arguments x ... (after optimisation)
+  :graph (f x ...)  the same as Graphviz DOT (render with: dot -Tsvg)
 Enter any TSL form to evaluate it; unfinished forms continue on the next line.
 Ctrl-C abandons the current input or stops a running evaluation.
 )";
@@ -61,6 +63,32 @@ bool evaluate(Engine& engine, const std::string& text, int& exitCode) {
   return true;
 }
 
+/// `:ir (f x ...)` and `:graph (f x ...)`: evaluates f and the arguments, then prints
+/// what (ir f x ...) or (graph f x ...) returns.
+void inspect(Engine& engine, const std::string& argument, bool graph) {
+  Interp& interp = engine.internals();
+  const char* usage = graph ? "usage: :graph (f arg...)\n" : "usage: :ir (f arg...)\n";
+  try {
+    const uint32_t firstLine = interp.sources().append("<repl>", argument);
+    const std::vector<SyntaxPtr> forms = readAll(argument, "<repl>", firstLine);
+    if (forms.size() != 1 || !forms[0]->isList() || forms[0]->items().empty()) {
+      std::cerr << usage;
+      return;
+    }
+    interp.clearInterrupt();
+    std::vector<Value> args;
+    for (const SyntaxPtr& item : forms[0]->items()) args.push_back(interp.evalForm(item, interp.user()));
+    const Value& inspector = interp.core().find(graph ? "graph" : "ir")->value;
+    const Value text = interp.apply(inspector, args, forms[0]->span());
+    std::cout << text.string().text() << std::flush;
+  } catch (const Error& e) {
+    std::cout << std::flush;
+    std::cerr << engine.describe(e) << std::flush;
+  } catch (const ExitRequest&) {
+    std::cerr << "(exit) is ignored inside :ir and :graph\n";
+  }
+}
+
 /// Handles a `:command` line. Returns false to end the session.
 bool command(Engine& engine, const std::string& line, int& exitCode, bool& handled) {
   std::istringstream words(line);
@@ -87,6 +115,10 @@ bool command(Engine& engine, const std::string& line, int& exitCode, bool& handl
       exitCode = request.code;
       return false;
     }
+    return true;
+  }
+  if (name == ":ir" || name == ":graph") {
+    inspect(engine, argument, name == ":graph");
     return true;
   }
   handled = false; // a keyword to evaluate, such as :a

@@ -3,15 +3,20 @@
 //   tsl                          interactive REPL
 //   tsl run FILE [ARGS...]       run a program, *args* bound to ARGS ("-" reads stdin)
 //   tsl check FILE               read and expand a program, report every error found
+//   tsl compile FILE --entry NAME --sig SIG [--emit=ir|graph] [--stage=raw] [-o OUT]
 //   tsl --help | --version
 //
 // Everything runs on a thread with a large stack so that the call-depth limit (10 000 by
 // default, --max-depth N), not the native stack, is what deep recursion meets.
 #include "eval/Interp.h"
+#include "ir/Pass.h"
 #include "parser/Diagnostics.h"
+#include "runtime/Io.h"
 #include "repl/Repl.h"
 #include "tsl/tsl.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -28,17 +33,43 @@ commands:
   (none)                  start the interactive REPL
   run FILE [ARGS...]      run a program; *args* holds ARGS; FILE - reads standard input
   check FILE              report every error that can be found without running FILE
+  compile FILE --entry NAME --sig SIG
+                          print function NAME of FILE compiled for the parameters SIG,
+                          e.g. --sig "x:f32[128,64],y:i64[128]" (sizes may be names: f32[n,64]);
+                          FILE's definitions are loaded, nothing else of it runs
+      --emit=ir|graph     IR text (default) or Graphviz DOT
+      --stage=raw         the IR as lowered, before the optimisation passes
+      --no-locations      leave the loc(...) source positions out of the IR
+      -o OUT              write to OUT (atomically) instead of standard output
 
 options:
   --max-depth N           nested calls allowed before "stack depth exceeded" (10000)
+  --print-ir-after=PASS   print the IR after each run of PASS (repeatable)
+  --print-ir-after-all    print the IR after every pass
+  --verify-each           verify the IR after every pass
+  --time-passes           report the time each pass takes
+  --explain-recompile     say why a jit function compiles another version
   -h, --help              show this help
   --version               show the version
 )";
 
 struct Options {
   int maxDepth = 10000;
+  tsl::CompileDebug debug;
   std::vector<std::string> rest; ///< command and its arguments
+  // tsl compile
+  std::string entry, signature, output;
+  std::string emit = "ir";
+  bool raw = false;
+  bool locations = true;
 };
+
+/// A configured engine: the depth limit and the compilation switches.
+std::unique_ptr<tsl::Engine> makeEngine(const Options& options) {
+  auto engine = std::make_unique<tsl::Engine>(options.maxDepth);
+  engine->compileDebug() = options.debug;
+  return engine;
+}
 
 bool readSource(const std::string& path, std::string& text, std::string& name) {
   if (path == "-") {
@@ -74,7 +105,8 @@ int runFile(const Options& options) {
   }
   std::string text, name;
   if (!readSource(options.rest[1], text, name)) return 1;
-  tsl::Engine engine(options.maxDepth);
+  auto owned = makeEngine(options);
+  tsl::Engine& engine = *owned;
   engine.setArgs(std::vector<std::string>(options.rest.begin() + 2, options.rest.end()));
   try {
     engine.eval(text, name);
@@ -97,7 +129,8 @@ int checkFile(const Options& options) {
   }
   std::string text, name;
   if (!readSource(options.rest[1], text, name)) return 1;
-  tsl::Engine engine(options.maxDepth);
+  auto owned = makeEngine(options);
+  tsl::Engine& engine = *owned;
   const std::vector<tsl::Error> errors = engine.check(text, name);
   for (const tsl::Error& e : errors) std::cerr << engine.describe(e);
   if (!errors.empty()) {
@@ -107,15 +140,43 @@ int checkFile(const Options& options) {
   return 0;
 }
 
+int compileFile(const Options& options) {
+  if (options.rest.size() != 2 || options.entry.empty() || options.signature.empty()) {
+    std::cerr << "usage: tsl compile FILE --entry NAME --sig \"x:f32[128,64],...\" [--emit=ir|graph] [-o OUT]\n";
+    return 2;
+  }
+  std::string text, name;
+  if (!readSource(options.rest[1], text, name)) return 1;
+  auto owned = makeEngine(options);
+  tsl::Engine& engine = *owned;
+  try {
+    engine.loadDefinitions(text, name);
+    const auto what = options.emit == "graph" ? tsl::Engine::Emit::Graph
+                      : options.raw           ? tsl::Engine::Emit::RawIr
+                                              : tsl::Engine::Emit::Ir;
+    const std::string result = engine.emit(options.entry, options.signature, what, options.locations);
+    if (options.output.empty()) std::cout << result << std::flush;
+    else tsl::writeFileAtomically(options.output, result);
+  } catch (const tsl::Error& e) {
+    std::cout << std::flush;
+    std::cerr << engine.describe(e);
+    return 1;
+  } catch (const tsl::ExitRequest& request) {
+    return request.code;
+  }
+  return 0;
+}
+
 int dispatch(const Options& options) {
   try {
     if (options.rest.empty()) {
-      tsl::Engine engine(options.maxDepth);
-      return tsl::runRepl(engine);
+      auto engine = makeEngine(options);
+      return tsl::runRepl(*engine);
     }
     const std::string& command = options.rest[0];
     if (command == "run") return runFile(options);
     if (command == "check") return checkFile(options);
+    if (command == "compile") return compileFile(options);
     std::cerr << "tsl: unknown command '" << command << "'\n" << kUsage;
     return 2;
   } catch (const tsl::Error& e) {
@@ -157,6 +218,71 @@ int main(int argc, char** argv) {
         return 2;
       }
       options.maxDepth = static_cast<int>(depth);
+      continue;
+    }
+    // --name=value or --name value
+    auto value = [&](const char* option, std::string& out) {
+      const std::string prefix = std::string(option) + "=";
+      if (arg.starts_with(prefix)) {
+        out = arg.substr(prefix.size());
+        return true;
+      }
+      if (arg != option) return false;
+      if (i + 1 >= argc) {
+        std::cerr << "tsl: " << option << " needs a value\n";
+        std::exit(2);
+      }
+      out = argv[++i];
+      return true;
+    };
+    std::string text;
+    if (value("--print-ir-after", text)) {
+      const std::vector<std::string> names = tsl::ir::passNames();
+      if (std::find(names.begin(), names.end(), text) == names.end()) {
+        std::cerr << "tsl: unknown pass '" << text << "' (passes:";
+        for (const std::string& n : names) std::cerr << " " << n;
+        std::cerr << ")\n";
+        return 2;
+      }
+      options.debug.printAfter.insert(text);
+      continue;
+    }
+    if (arg == "--print-ir-after-all") {
+      options.debug.printAfterAll = true;
+      continue;
+    }
+    if (arg == "--verify-each") {
+      options.debug.verifyEach = true;
+      continue;
+    }
+    if (arg == "--time-passes") {
+      options.debug.timePasses = true;
+      continue;
+    }
+    if (arg == "--explain-recompile") {
+      options.debug.explainRecompile = true;
+      continue;
+    }
+    if (value("--entry", options.entry) || value("--sig", options.signature) || value("-o", options.output))
+      continue;
+    if (value("--emit", text)) {
+      if (text != "ir" && text != "graph") {
+        std::cerr << "tsl: --emit must be ir or graph\n";
+        return 2;
+      }
+      options.emit = text;
+      continue;
+    }
+    if (value("--stage", text)) {
+      if (text != "raw" && text != "optimized") {
+        std::cerr << "tsl: --stage must be raw or optimized\n";
+        return 2;
+      }
+      options.raw = text == "raw";
+      continue;
+    }
+    if (arg == "--no-locations") {
+      options.locations = false;
       continue;
     }
     if (arg.starts_with("-") && arg != "-") {

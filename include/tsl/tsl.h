@@ -10,6 +10,7 @@
 #pragma once
 
 #include "eval/Value.h"
+#include "tsl/CompileDebug.h"
 #include "tsl/Error.h"
 
 #include <functional>
@@ -51,6 +52,21 @@ public:
                     int maxArgs = -1);
   /// Binds *args* to the given strings.
   void setArgs(const std::vector<std::string>& args);
+
+  /// Runs only the definitions of `source`: top-level `import` forms and forms whose head
+  /// starts with `def` (def, defn, defmacro...). What `tsl compile` loads, so compiling a
+  /// training script does not train.
+  void loadDefinitions(std::string_view source, std::string_view fileName);
+
+  /// What emit() produces.
+  enum class Emit { Ir, RawIr, Graph };
+  /// The IR text (optimised, or as lowered) or Graphviz DOT of the global function `entry`
+  /// lowered for the parameters of `signature`, written "x:f32[128,64],y:i64[128]"
+  /// (names optional; symbolic dimensions such as f32[n,64] allowed).
+  std::string emit(std::string_view entry, std::string_view signature, Emit what, bool locations = true);
+
+  /// The switches every compilation obeys (printing IR after passes, timing them...).
+  CompileDebug& compileDebug();
 
   /// `file:line:col: kind error: message`, the source line and a caret.
   std::string describe(const Error& error) const;

@@ -286,6 +286,51 @@ def main():
           head.endswith("syntax error: unexpected control character U+0000") and "\x00" not in r.err,
           f"headline: {head!r}\n{r}")
 
+    # --- tsl compile: IR of a function for a signature -------------------------------------------
+    model = write("model.tsl", "(defn predict [w x] (relu (matmul x w)))\n"
+                              "(println \"the top level must not run\")\n"
+                              "(defn loss [w x y] (mean (square (- (predict w x) y))))\n")
+    r = tsl("compile", model, "--entry", "loss", "--sig", "w:f32[64,10],x:f32[n,64],y:f32[n,10]")
+    check("compile --emit=ir prints the entry's IR with symbolic sizes, without running the file",
+          r.rc == 0 and r.out.startswith("func @loss(%w: f32[64,10], %x: f32[n,64], %y: f32[n,10]) -> (f32)")
+          and "matmul %x, %w : f32[n,10]" in r.out and "the top level" not in r.out + r.err, str(r))
+    check("compile IR carries the user's spans", f'loc("{model}":1:27-1:38)' in r.out, str(r))
+    r = tsl("compile", model, "--entry", "loss", "--sig", "f32[64,10],f32[5,63],f32[5,10]")
+    check("compile reports a shape error at the user's span, exit 1",
+          r.rc == 1 and r.err.startswith(f"{model}:1:27: shape error: matmul cannot contract f32[5,63] with f32[64,10]"),
+          str(r))
+    r = tsl("compile", model, "--entry", "predict", "--sig", "w:f32[3,2],x:f32[4,3]", "--emit=graph")
+    check("compile --emit=graph prints DOT", r.rc == 0 and r.out.startswith('digraph "predict" {'), str(r))
+    out = os.path.join(WORK, "out.ir")
+    r = tsl("compile", model, "--entry", "predict", "--sig", "w:f32[3,2],x:f32[4,3]", "-o", out)
+    check("compile -o writes the IR to the file, nothing to stdout",
+          r.rc == 0 and r.out == "" and open(out).read().startswith("func @predict"), str(r))
+    r = tsl("compile", model, "--entry", "predict", "--sig", "w:f32[3,2],x:f32[4,3]", "-o",
+            os.path.join(WORK, "no-such-dir", "out.ir"))
+    check("compile -o into a missing directory is an io error, exit 1", r.rc == 1 and "io error" in r.err, str(r))
+    r = tsl("compile", model, "--entry", "nope", "--sig", "f32[2]")
+    check("compile of an undefined entry is a name error", r.rc == 1 and "name error" in r.err, str(r))
+    for bad in ("x:f33[2]", "x:f32[2", ":f32", "x:f32[-1]"):
+        r = tsl("compile", model, "--entry", "predict", "--sig", bad)
+        check(f"compile --sig {bad!r} is a value error naming it", r.rc == 1 and "signature" in r.err, str(r))
+    r = tsl("compile", model, "--entry", "predict")
+    check("compile without --sig exits 2 with usage", r.rc == 2 and "usage" in r.err, str(r))
+    r = tsl("--print-ir-after=simplify", "--time-passes", "--verify-each", "compile", model, "--entry",
+            "predict", "--sig", "f32[3,2],f32[4,3]")
+    check("--print-ir-after=simplify and --time-passes report on stderr",
+          r.rc == 0 and r.err.count("// -----// IR after simplify //----- //") == 2
+          and "pass timings" in r.err and "fold-constants" in r.err, str(r))
+    r = tsl("--print-ir-after=no-such-pass", "compile", model)
+    check("--print-ir-after with an unknown pass exits 2 and lists the passes",
+          r.rc == 2 and "no-such-pass" in r.err and "simplify" in r.err, str(r))
+    jitted = write("jit.tsl", "(def f (jit (fn [x] (* x 2))))\n(f (ones [2]))\n(f (ones [3]))\n")
+    r = tsl("--explain-recompile", "run", jitted)
+    check("--explain-recompile says which argument changed",
+          r.rc == 0 and "compiles version 2" in r.err and "shape f32[3], was f32[2]" in r.err, str(r))
+    r = tsl(stdin=b"(defn f [x] (+ x 1))\n:ir (f (ones [2]))\n")
+    check("piped :ir prints the IR of a call",
+          r.rc == 0 and "func @f(%x: f32[2])" in r.out and "add %x" in r.out, str(r))
+
     # --- tsl without a terminal: a plain read-eval-print loop over stdin ------------------------
     r = tsl(stdin=b"(+ 1 2)\n(def x 41)\n(inc x)\nnope\n(+ 2 2)\n")
     check("tsl with piped stdin evaluates each form, survives errors, exits 0",

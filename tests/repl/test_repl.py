@@ -296,6 +296,20 @@ def main_session(home, work):
               repl.expect(r":quit") is not None and repl.expect(r":load") is not None
               and repl.expect_prompt() is not None, repl.recent())
 
+        evaluate(repl, "(defn dbl [v] (* v 2.0))", r"\S+", "(defn dbl ...) evaluates")
+        repl.send(":ir (dbl (ones [3]))\r")
+        check(":ir (dbl (ones [3])) prints the function's IR and a prompt",
+              repl.expect(r"^func @dbl\(%v: f32\[3\]\) -> \(f32\[3\]\) \{$") is not None
+              and repl.expect(r"^  %\d+ = mul %v, %\d+ : f32\[3\]$") is not None
+              and repl.expect_prompt() is not None, repl.recent())
+        repl.send(":graph (dbl (ones [3]))\r")
+        check(":graph prints Graphviz DOT", repl.expect(r'^digraph "dbl" \{$') is not None
+              and repl.expect_prompt() is not None, repl.recent())
+        repl.send(":ir (dbl (ones [2 2]) (ones [3]))\r")
+        check(":ir reports an error (wrong arity) and the REPL goes on",
+              repl.expect(r"type error: wrong number of arguments") is not None
+              and repl.expect_prompt() is not None, repl.recent())
+
         lib = os.path.join(work, "lib.tsl")
         with open(lib, "w") as f:
             f.write("(defn triple [x] (* 3 x))\n(def loaded-value 7)\n")

@@ -1,0 +1,23 @@
+// tsl/CompileDebug.h — switches that make compilation show its work.
+//
+// The `tsl` command sets them from --print-ir-after=NAME, --print-ir-after-all,
+// --verify-each, --time-passes and --explain-recompile; an embedding host sets them with
+// Engine::compileDebug(). Every compilation of the engine (jit, ir, graph, compile) obeys.
+#pragma once
+
+#include <iosfwd>
+#include <set>
+#include <string>
+
+namespace tsl {
+
+struct CompileDebug {
+  bool verifyEach = false;          ///< verify the IR after every pass
+  bool printAfterAll = false;       ///< print the IR after every pass
+  std::set<std::string> printAfter; ///< print it after the passes named here
+  bool timePasses = false;          ///< report how long each pass took
+  bool explainRecompile = false;    ///< say why a jit function compiles another version
+  std::ostream* out = nullptr;      ///< where all of this goes (standard error if null)
+};
+
+} // namespace tsl
