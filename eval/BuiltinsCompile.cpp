@@ -48,7 +48,8 @@ void registerCompileBuiltins(Interp& interp) {
     // :static [i ...]: arguments (counted from 0) fixed by value, as attributes are.
     std::vector<bool> staticArgs;
     if (const Value* st = kw.find("static")) {
-      if (!st->isSequential()) badArgument(cx, 1, "a vector of argument positions for :static", *st);
+      if (!st->isSequential() && !st->isNonScalarTensor())
+        fail(ErrorKind::Type, "jit :static takes a vector of argument positions (from 0), got ", printValue(*st, true));
       for (const Value& item : sequenceItems(*st)) {
         if (!item.isTensor() || !item.tensor().isScalar() || !isInteger(item.tensor().dtype()) || item.tensor().toInt() < 0 ||
             item.tensor().toInt() > 255)

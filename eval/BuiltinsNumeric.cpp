@@ -184,7 +184,11 @@ void registerNumericBuiltins(Interp& interp) {
   });
 
   interp.defineBuiltin("dtype", 1, 1, [](CallContext& cx, Args args) {
-    if (args[0].isTraced()) return makeKeyword(dtypeName(tracedType(args[0]).dtype));
+    if (args[0].isTraced()) {
+      const DType d = tracedType(args[0]).dtype;
+      const bool weak = args[0].traced().tracer()->isWeak(args[0].traced().value());
+      return makeKeyword(dtypeName(weak ? concreteDType({d, true}) : d));
+    }
     return makeKeyword(dtypeName(concreteDType(tensorArg(cx, args, 0).typeKey())));
   });
 

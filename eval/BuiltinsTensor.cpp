@@ -107,10 +107,16 @@ void registerTensorBuiltins(Interp& interp) {
   interp.defineBuiltin("split", 2, 4, [](CallContext& cx, Args args) {
     KeywordArgs kw(cx, args, 2, {"axis"});
     const Value* axis = kw.find("axis");
+    const int64_t n = readInt(cx, args[1], "the number of parts"), along = axis ? readInt(cx, *axis, ":axis") : 0;
     std::vector<Value> parts;
-    for (Tensor& part : split(tensorArg(cx, args, 0), readInt(cx, args[1], "the number of parts"),
-                              axis ? readInt(cx, *axis, ":axis") : 0))
-      parts.emplace_back(std::move(part));
+    if (args[0].isTraced()) { // under jit: one slice operation per part
+      const Value* x = &args[0];
+      for (auto& ranges : splitRanges(staticShape(cx, args[0]), n, along))
+        parts.push_back(x->traced().tracer()->emit(OpKind::Slice, SliceAttrs{std::move(ranges)},
+                                                   std::span<const Value* const>(&x, 1), cx.span));
+      return makeVector(std::move(parts));
+    }
+    for (Tensor& part : split(tensorArg(cx, args, 0), n, along)) parts.emplace_back(std::move(part));
     return makeVector(std::move(parts));
   });
 

@@ -366,30 +366,36 @@ Value Lowered::run(Interp& interp, Args args, const Span& span) const {
 
 const Lowered& JitState::version(Interp& interp, Args args, const Span& span) {
   if (!staticArgs_.empty() && args.size() < staticArgs_.size())
-    fail(ErrorKind::Type, "jit: :static names argument ", staticArgs_.size(), " but the call passes ", args.size());
+    fail(ErrorKind::Type, "jit: :static names position ", staticArgs_.size() - 1, " (counted from 0) but the call passes ",
+         args.size(), args.size() == 1 ? " argument" : " arguments");
   const std::vector<std::string> names = parameterNames(fn_);
   Signature sig = Signature::of(args, names, staticArgs_, fix_);
   for (const auto& v : versions_)
     if (v->signature == sig) return *v;
   const std::string name = fn_.isFunction() && !fn_.function().name().empty() ? fn_.function().name() : "fn";
-  lastReason_ = versions_.empty() ? cat("first call, for ", sig.str())
-                                  : cat("a new signature ", sig.str(), ": ", versions_.back()->signature.difference(sig));
-  const CompileDebug& debug = interp.compileDebug();
-  if (debug.explainRecompile && !versions_.empty())
-    (debug.out ? *debug.out : std::cerr) << "jit: " << name << " compiles version " << versions_.size() + 1 << ": "
-                                         << lastReason_ << "\n";
   LowerOptions options;
   options.staticArgs = staticArgs_;
   options.fix = fix_;
   auto lowered = std::make_unique<Lowered>(lowerFunction(interp, fn_, args, span, options));
+  std::string fixed;
   if (!(lowered->signature == sig)) {
     // Lowering had to fix leaves by value: from now on they are part of every signature.
     for (FixLevel level : {FixLevel::Numbers, FixLevel::SmallInts})
-      if (Signature::of(args, names, staticArgs_, level) == lowered->signature) fix_ = level;
-    lastReason_ += fix_ == FixLevel::Numbers ? " (bare numbers are fixed by value: the function needs their values)"
-                                             : " (bare numbers and small integer tensors are fixed by value: the "
-                                               "function needs their values)";
+      if (Signature::of(args, names, staticArgs_, level) == lowered->signature) {
+        fix_ = level;
+        break;
+      }
+    fixed = fix_ == FixLevel::Numbers ? " (bare numbers are fixed by value: the function needs their values)"
+                                      : " (bare numbers and small integer tensors are fixed by value: the function "
+                                        "needs their values)";
   }
+  const Signature& now = lowered->signature;
+  lastReason_ = versions_.empty() ? cat("first call, for ", now.str(), fixed)
+                                  : cat("a new signature ", now.str(), ": ", versions_.back()->signature.difference(now), fixed);
+  const CompileDebug& debug = interp.compileDebug();
+  if (debug.explainRecompile && !versions_.empty())
+    (debug.out ? *debug.out : std::cerr) << "jit: " << name << " compiles version " << versions_.size() + 1 << ": "
+                                         << lastReason_ << "\n";
   versions_.push_back(std::move(lowered));
   return *versions_.back();
 }

@@ -164,7 +164,14 @@ Value LogicNode::evalFrom(Interp& interp, Frame& frame, size_t first) const {
       return isAnd_ ? value.traced().tracer()->stageIf(value, rest, self, span())
                     : value.traced().tracer()->stageIf(value, self, rest, span());
     }
-    if (value.truthy() != isAnd_) return value;
+    bool truth;
+    try {
+      truth = value.truthy();
+    } catch (Error& e) {
+      e.setSpanIfUnknown(operands_[i]->span());
+      throw;
+    }
+    if (truth != isAnd_) return value;
   }
 }
 

@@ -289,7 +289,13 @@ std::map<std::string, Parser, std::less<>> buildParsers() {
     KeywordArgs kw(cx, args, 2, {"value"});
     expectPositional(cx, kw, 2, "(pad x [[before after] ...] :value 0)");
     PadAttrs attrs;
-    for (const Value& row : sequenceItems(args[1])) {
+    const std::vector<Value> rows = sequenceItems(args[1]);
+    const bool flatPair = rows.size() == 2 && rows[0].isTensor() && rows[0].tensor().isScalar();
+    if (flatPair) { // [before after]: one pair for every axis
+      const std::vector<int64_t> pair = readInts(cx, args[1], "a pad width");
+      attrs.widths.push_back({pair[0], pair[1]});
+    }
+    for (const Value& row : flatPair ? std::vector<Value>{} : rows) {
       const std::vector<int64_t> pair = readInts(cx, row, "a pad width");
       if (pair.size() != 2) badAttr(cx, "a pad width", "[before after]", row);
       attrs.widths.push_back({pair[0], pair[1]});
@@ -403,6 +409,8 @@ std::map<std::string, Parser, std::less<>> buildParsers() {
     return OpCall{OpKind::Dropout, {tensorOperand(cx, args, 0), tensorOperand(cx, args, 1)},
                   RateAttrs{readNumber(cx, args[2], "the rate").asDouble()}};
   };
+  // (stop-gradient x): x, through which no derivative flows (LANGUAGE.md §5).
+  p["stop-gradient"] = unary(OpKind::StopGradient);
   return p;
 }
 

@@ -302,6 +302,20 @@ Tracer::Outcome Tracer::branch(ir::Block& block, const std::function<Value()>& f
   return outcome;
 }
 
+void Tracer::eraseFrom(ir::Block& block, size_t mark) {
+  while (block.ops().size() > mark) {
+    ir::Operation& op = *block.ops().back();
+    auto forget = [&](ir::Operation& o) {
+      for (size_t i = 0; i < o.resultCount(); ++i) weak_.erase(o.result(i));
+      for (auto& region : o.regions())
+        for (auto& arg : region->block().arguments()) weak_.erase(arg.get());
+    };
+    forget(op);
+    for (auto& region : op.regions()) ir::walk(region->block(), forget);
+    block.ops().pop_back();
+  }
+}
+
 bool Tracer::noteRecur(std::span<const Value> values) {
   if (targets_.empty()) return false;
   const RecurTarget& target = targets_.back();
@@ -335,7 +349,7 @@ std::optional<Value> Tracer::runStaticLoop(const std::function<Value()>& body, c
     targets_.resize(depth);
     if (restage.depth != depth) throw;
     // Undo what the attempt emitted (it may hold unfinished regions).
-    while (block.ops().size() > mark) block.ops().pop_back();
+    eraseFrom(block, mark);
     builder_.setBlock(block);
     return std::nullopt;
   } catch (...) {
@@ -415,19 +429,30 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
   }
 
   // Lay both sides out as one list of leaves.
+  // `what` names each leaf for messages: a loop binding, or the result.
+  std::vector<std::string> what;
   auto layout = [&](const Outcome& o, std::vector<Value>& leaves) {
     std::vector<TreeShape> shapes;
+    auto name = [&](const std::string& label) { what.resize(leaves.size(), label); };
     if (o.kind == Kind::Exit) {
       shapes.push_back(TreeShape::flatten(o.exit, leaves));
+      name("the value");
     } else {
       if (o.kind == Kind::Mixed) leaves.push_back(o.flag);
-      for (const Value& v : o.recur) shapes.push_back(TreeShape::flatten(v, leaves));
+      name("whether the loop goes on");
+      for (size_t i = 0; i < o.recur.size(); ++i) {
+        shapes.push_back(TreeShape::flatten(o.recur[i], leaves));
+        name(cat("loop binding ", i + 1));
+      }
       if (o.kind == Kind::Mixed) shapes.push_back(TreeShape::flatten(o.exit, leaves));
+      name("the loop's result");
     }
     return shapes;
   };
   std::vector<Value> leavesA, leavesB;
-  const std::vector<TreeShape> shapesA = layout(a, leavesA), shapesB = layout(b, leavesB);
+  const std::vector<TreeShape> shapesA = layout(a, leavesA);
+  what.clear();
+  const std::vector<TreeShape> shapesB = layout(b, leavesB);
   bool same = shapesA.size() == shapesB.size() && leavesA.size() == leavesB.size();
   for (size_t i = 0; same && i < shapesA.size(); ++i) same = shapesA[i].sameAs(shapesB[i]);
   if (!same)
@@ -451,14 +476,29 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
     std::optional<ir::Type> ta = strongType(leavesA[i]), tb = strongType(leavesB[i]);
     const bool bothWeak = !ta && !tb;
     if (bothWeak) // stays weak, held at i64 or f64 as eager code holds it
-      ta = ir::Type{promoteTypes(weakKey(leavesA[i]), weakKey(leavesB[i])).dtype, {}, ir::Layout::Default};
-    // A weak literal (always a scalar) takes the other side's dtype.
-    if (!ta) ta = ir::Type{tb->dtype, {}, ir::Layout::Default};
-    if (!tb) tb = ir::Type{ta->dtype, {}, ir::Layout::Default};
+      ta = tb = ir::Type{promoteTypes(weakKey(leavesA[i]), weakKey(leavesB[i])).dtype, {}, ir::Layout::Default};
+    // A weak literal (always a scalar) takes the other side's dtype, if it is of its kind:
+    // a bare integer becoming a float (or the reverse) would change what eager code gives.
+    const std::string& subject = i < what.size() ? what[i] : what.back();
+    auto takeOther = [&](const Value& weak, const ir::Type& other) {
+      const DType held = weakKey(weak).dtype;
+      if (isFloat(held) != isFloat(other.dtype) || isBool(other.dtype))
+        throw Error(ErrorKind::Type,
+                    cat("jit: for ", subject, ", one branch of this if gives a bare ", isFloat(held) ? "float" : "integer",
+                        " and the other ", other.str(), "; compiled branches must agree (write the number as ",
+                        isFloat(other.dtype) ? "a float" : "an integer", " or cast it)"),
+                    span);
+      return ir::Type{other.dtype, {}, ir::Layout::Default};
+    };
+    if (!ta) ta = takeOther(leavesA[i], *tb);
+    if (!tb) tb = takeOther(leavesB[i], *ta);
     if (!(*ta == *tb))
       throw Error(ErrorKind::Type,
-                  cat("jit: the branches of this if give ", ta->str(), " and ", tb->str(),
-                      "; compiled branches must agree in dtype and shape (broadcast or cast one of them)"),
+                  subject.starts_with("loop binding")
+                      ? cat("jit: ", subject, " is ", ta->str(), " on one path and ", tb->str(),
+                            " on another (recur must pass each binding the same dtype and shape)")
+                      : cat("jit: the branches of this if give ", ta->str(), " and ", tb->str(), " for ", subject,
+                            "; compiled branches must agree in dtype and shape (broadcast or cast one of them)"),
                   span);
     dynamic.push_back(i);
     types.push_back(*ta);
@@ -579,11 +619,9 @@ Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, c
                   span);
     }
     if (retry) {
-      for (auto it = outer.ops().begin(); it != outer.ops().end(); ++it)
-        if (it->get() == &op) {
-          outer.ops().erase(it);
-          break;
-        }
+      size_t at = 0;
+      for (auto it = outer.ops().begin(); it != outer.ops().end() && it->get() != &op; ++it) ++at;
+      eraseFrom(outer, at);
       continue;
     }
 

@@ -112,6 +112,9 @@ private:
   struct LoopContext;
 
   Outcome branch(ir::Block& block, const std::function<Value()>& fn);
+  /// Removes the operations of `block` from position `mark` on, forgetting what the
+  /// tracer knew of their values (their addresses may be reused).
+  void eraseFrom(ir::Block& block, size_t mark);
   Value merge(ir::Operation& ifOp, Outcome a, Outcome b, const Span& span);
   std::vector<ir::Value*> yieldLeaves(ir::Block& block, const std::vector<Value>& leaves, const std::vector<ir::Type>& types,
                                       const Span& span);

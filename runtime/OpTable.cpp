@@ -5,6 +5,7 @@
 // there is one definition of every rule.
 #include "runtime/Ops.h"
 
+#include "runtime/Gradients.h"
 #include "runtime/LinearAlgebra.h"
 #include "runtime/Random.h"
 #include "runtime/Softmax.h"
@@ -177,13 +178,17 @@ Shape withTypesInErrors(const char* op, std::span<const TensorType> in, Rule rul
   try {
     return rule();
   } catch (const Error& e) {
+    // Each operand's shape, in order of appearance, gains its dtype ([4,3] -> f32[4,3]).
     std::string message = e.message();
+    size_t from = 0;
     for (const TensorType& t : in) {
       const std::string plain = t.shape.str(), full = t.str();
-      const size_t at = message.find(plain);
-      if (at != std::string::npos && message.compare(at - std::min<size_t>(at, full.size() - plain.size()),
-                                                     full.size(), full) != 0)
-        message.replace(at, plain.size(), full);
+      const size_t at = message.find(plain, from);
+      if (at == std::string::npos) continue;
+      const size_t prefix = full.size() - plain.size();
+      const bool typed = at >= prefix && message.compare(at - prefix, full.size(), full) == 0;
+      if (!typed) message.replace(at, plain.size(), full);
+      from = at + (typed ? plain.size() : full.size());
     }
     (void)op;
     throw Error(e.kind(), message, e.span());
@@ -357,6 +362,85 @@ TensorType dropoutType(const OpAttrs& a, std::span<const TensorType> in) {
 }
 Tensor dropoutKernel(const OpAttrs& a, std::span<const Tensor> in) { return dropout(in[0], in[1], get<RateAttrs>(a).rate); }
 
+// ---- Adjoints (runtime/Gradients.h) ----
+
+TensorType stopGradientType(const OpAttrs&, std::span<const TensorType> in) { return in[0]; }
+Tensor stopGradientKernel(const OpAttrs&, std::span<const Tensor> in) { return in[0]; }
+
+TensorType requireFloatType(const TensorType& t, const char* op) {
+  if (!isFloat(t.dtype)) fail(ErrorKind::Type, op, ": expects a float tensor, got ", t.str());
+  return t;
+}
+
+TensorType sliceGradType(const OpAttrs& a, std::span<const TensorType> in) {
+  const SliceGradAttrs& s = get<SliceGradAttrs>(a);
+  return {in[0].dtype, false, sliceGradShape(in[0].shape, s.ranges, shapeOf(s.shape))};
+}
+Tensor sliceGradKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  const SliceGradAttrs& s = get<SliceGradAttrs>(a);
+  return sliceGrad(in[0], s.ranges, shapeOf(s.shape));
+}
+
+TensorType takeGradType(const OpAttrs& a, std::span<const TensorType> in) {
+  requireFloatType(in[0], "take_grad");
+  if (!isInteger(in[1].dtype)) fail(ErrorKind::Type, "take_grad: indices must be integers, got ", in[1].str());
+  const TakeGradAttrs& t = get<TakeGradAttrs>(a);
+  return {in[0].dtype, false, takeGradShape(in[0].shape, in[1].shape, t.axis, t.size)};
+}
+Tensor takeGradKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  const TakeGradAttrs& t = get<TakeGradAttrs>(a);
+  return takeGrad(in[0], in[1], t.axis, t.size);
+}
+
+Conv2dAttrs convOf(const Conv2dGradAttrs& g) { return {g.stride, g.padding}; }
+
+TensorType conv2dGradInputType(const OpAttrs& a, std::span<const TensorType> in) {
+  const Conv2dGradAttrs& g = get<Conv2dGradAttrs>(a);
+  requireFloatType(in[0], "conv2d_grad_input");
+  if (in[0].dtype != in[1].dtype) fail(ErrorKind::Type, "conv2d_grad_input: operands must have one dtype");
+  checkConv2dGrad(shapeOf(g.shape), in[1].shape, in[0].shape, convOf(g), "conv2d_grad_input");
+  return {in[0].dtype, false, shapeOf(g.shape)};
+}
+Tensor conv2dGradInputKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  const Conv2dGradAttrs& g = get<Conv2dGradAttrs>(a);
+  return conv2dGradInput(in[0], in[1], convOf(g), shapeOf(g.shape));
+}
+
+TensorType conv2dGradWeightType(const OpAttrs& a, std::span<const TensorType> in) {
+  const Conv2dGradAttrs& g = get<Conv2dGradAttrs>(a);
+  requireFloatType(in[1], "conv2d_grad_weight");
+  if (in[0].dtype != in[1].dtype) fail(ErrorKind::Type, "conv2d_grad_weight: operands must have one dtype");
+  checkConv2dGrad(in[0].shape, shapeOf(g.shape), in[1].shape, convOf(g), "conv2d_grad_weight");
+  return {in[1].dtype, false, shapeOf(g.shape)};
+}
+Tensor conv2dGradWeightKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  const Conv2dGradAttrs& g = get<Conv2dGradAttrs>(a);
+  return conv2dGradWeight(in[0], in[1], convOf(g), shapeOf(g.shape));
+}
+
+TensorType maxPoolGradType(const OpAttrs& a, std::span<const TensorType> in) {
+  requireFloatType(in[0], "max_pool2d_grad");
+  if (in[0].dtype != in[1].dtype) fail(ErrorKind::Type, "max_pool2d_grad: operands must have one dtype");
+  checkPool2dGrad(in[0].shape, in[1].shape, get<Pool2dAttrs>(a), "max_pool2d_grad");
+  return {in[0].dtype, false, in[0].shape};
+}
+Tensor maxPoolGradKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  return maxPool2dGrad(in[0], in[1], get<Pool2dAttrs>(a));
+}
+
+Pool2dAttrs poolOf(const Pool2dGradAttrs& g) { return {g.kernel, g.stride, g.padding}; }
+
+TensorType avgPoolGradType(const OpAttrs& a, std::span<const TensorType> in) {
+  const Pool2dGradAttrs& g = get<Pool2dGradAttrs>(a);
+  requireFloatType(in[0], "avg_pool2d_grad");
+  checkPool2dGrad(shapeOf(g.shape), in[0].shape, poolOf(g), "avg_pool2d_grad");
+  return {in[0].dtype, false, shapeOf(g.shape)};
+}
+Tensor avgPoolGradKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  const Pool2dGradAttrs& g = get<Pool2dGradAttrs>(a);
+  return avgPool2dGrad(in[0], poolOf(g), shapeOf(g.shape));
+}
+
 // ---- The table ----
 
 struct Rule {
@@ -417,6 +501,13 @@ Rule ruleOf(OpKind kind) {
   case OpKind::RandUniform: return {randomType, randUniformKernel};
   case OpKind::RandNormal: return {randomType, randNormalKernel};
   case OpKind::Dropout: return {dropoutType, dropoutKernel};
+  case OpKind::StopGradient: return {stopGradientType, stopGradientKernel};
+  case OpKind::SliceGrad: return {sliceGradType, sliceGradKernel};
+  case OpKind::TakeGrad: return {takeGradType, takeGradKernel};
+  case OpKind::Conv2dGradInput: return {conv2dGradInputType, conv2dGradInputKernel};
+  case OpKind::Conv2dGradWeight: return {conv2dGradWeightType, conv2dGradWeightKernel};
+  case OpKind::MaxPool2dGrad: return {maxPoolGradType, maxPoolGradKernel};
+  case OpKind::AvgPool2dGrad: return {avgPoolGradType, avgPoolGradKernel};
   }
   fail(ErrorKind::Internal, "no rule for operation ", static_cast<int>(kind));
 }

@@ -77,20 +77,27 @@ Tensor stack(std::span<const Tensor> parts, int64_t axis) {
   return out;
 }
 
-std::vector<Tensor> split(const Tensor& x, int64_t n, int64_t axis) {
-  if (x.isScalar()) fail(ErrorKind::Shape, "split: cannot split a scalar");
+std::vector<std::vector<SliceRange>> splitRanges(const Shape& x, int64_t n, int64_t axis) {
+  if (x.rank() == 0) fail(ErrorKind::Shape, "split: cannot split a scalar");
   const int a = normalizeAxis(axis, x.rank());
   if (n <= 0) fail(ErrorKind::Value, "split: the number of parts must be positive, got ", n);
-  const int64_t size = x.shape()[a];
+  const int64_t size = x[a];
   if (size % n != 0)
     fail(ErrorKind::Shape, "split: axis ", a, " of size ", size, " does not divide into ", n, " equal parts");
-  std::vector<Tensor> parts;
+  if (n > Shape::kMaxElements) fail(ErrorKind::Value, "split: too many parts: ", n);
+  std::vector<std::vector<SliceRange>> parts;
   const int64_t step = size / n;
   for (int64_t k = 0; k < n; ++k) {
     std::vector<SliceRange> ranges(static_cast<size_t>(a + 1));
     ranges[a] = {k * step, (k + 1) * step, 1};
-    parts.push_back(slice(x, ranges));
+    parts.push_back(std::move(ranges));
   }
+  return parts;
+}
+
+std::vector<Tensor> split(const Tensor& x, int64_t n, int64_t axis) {
+  std::vector<Tensor> parts;
+  for (const auto& ranges : splitRanges(x.shape(), n, axis)) parts.push_back(slice(x, ranges));
   return parts;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "runtime/Tensor.h"
+#include "runtime/Views.h"
 
 #include <optional>
 #include <vector>
@@ -16,6 +17,8 @@ Shape concatShape(std::span<const Shape> parts, int64_t axis);
 Tensor stack(std::span<const Tensor> parts, int64_t axis);
 Shape stackShape(std::span<const Shape> parts, int64_t axis);
 /// n equal views along `axis`; a shape error if the axis does not divide evenly.
+/// The slice ranges of split's n equal parts of a tensor of shape x along axis.
+std::vector<std::vector<SliceRange>> splitRanges(const Shape& x, int64_t n, int64_t axis);
 std::vector<Tensor> split(const Tensor& x, int64_t n, int64_t axis);
 
 /// x with widths[i] = {before, after} elements of `value` added on axis i; one pair
