@@ -134,6 +134,27 @@ private:
           carried = block(after, env);
         }
       }
+      case Structural::TapeNew:
+        tapes_.emplace_back();
+        env[op.result()] = Tensor::ofInt(static_cast<int64_t>(tapes_.size() - 1));
+        return;
+      case Structural::TapePush: {
+        // The tuple shares the tensors' storage: recording costs a reference per value.
+        auto& tape = tapeOf(inputs[0]);
+        tape.emplace_back(inputs.begin() + 1, inputs.end());
+        env[op.result()] = inputs[0];
+        return;
+      }
+      case Structural::TapePop: {
+        auto& tape = tapeOf(inputs[0]);
+        if (tape.empty()) fail(ErrorKind::Internal, "interp: tape_pop of an empty tape");
+        std::vector<Tensor> tuple = std::move(tape.back());
+        tape.pop_back();
+        if (tuple.size() + 1 != op.resultCount()) fail(ErrorKind::Internal, "interp: tape_pop of a tuple of another size");
+        env[op.result(0)] = inputs[0];
+        for (size_t i = 0; i < tuple.size(); ++i) env[op.result(i + 1)] = std::move(tuple[i]);
+        return;
+      }
       default: fail(ErrorKind::Internal, "interp: unexpected ", code.name());
       }
     } catch (Error& e) {
@@ -142,8 +163,15 @@ private:
     }
   }
 
+  std::vector<std::vector<Tensor>>& tapeOf(const Tensor& handle) {
+    const int64_t id = handle.toInt();
+    if (id < 0 || id >= static_cast<int64_t>(tapes_.size())) fail(ErrorKind::Internal, "interp: no tape ", id);
+    return tapes_[static_cast<size_t>(id)];
+  }
+
   const ir::Module& module_;
   const InterpretOptions& options_;
+  std::vector<std::vector<std::vector<Tensor>>> tapes_; ///< tape_new's stacks, by handle
 };
 
 } // namespace

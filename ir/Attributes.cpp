@@ -78,6 +78,26 @@ template <typename V> void fields(V& v, const Pool2dAttrs*) {
   v("padding", &Pool2dAttrs::padding);
 }
 
+template <typename V> void fields(V& v, const SliceGradAttrs*) {
+  v("ranges", &SliceGradAttrs::ranges);
+  v("shape", &SliceGradAttrs::shape);
+}
+template <typename V> void fields(V& v, const TakeGradAttrs*) {
+  v("axis", &TakeGradAttrs::axis);
+  v("size", &TakeGradAttrs::size);
+}
+template <typename V> void fields(V& v, const Conv2dGradAttrs*) {
+  v("stride", &Conv2dGradAttrs::stride);
+  v("padding", &Conv2dGradAttrs::padding);
+  v("shape", &Conv2dGradAttrs::shape);
+}
+template <typename V> void fields(V& v, const Pool2dGradAttrs*) {
+  v("kernel", &Pool2dGradAttrs::kernel);
+  v("stride", &Pool2dGradAttrs::stride);
+  v("padding", &Pool2dGradAttrs::padding);
+  v("shape", &Pool2dGradAttrs::shape);
+}
+
 /// The attribute struct each operation takes.
 OpAttrs defaultAttrs(OpKind kind) {
   switch (kind) {
@@ -118,6 +138,12 @@ OpAttrs defaultAttrs(OpKind kind) {
   case OpKind::RandUniform:
   case OpKind::RandNormal: return RandomAttrs{};
   case OpKind::Dropout: return RateAttrs{};
+  case OpKind::SliceGrad: return SliceGradAttrs{};
+  case OpKind::TakeGrad: return TakeGradAttrs{};
+  case OpKind::Conv2dGradInput:
+  case OpKind::Conv2dGradWeight: return Conv2dGradAttrs{};
+  case OpKind::MaxPool2dGrad: return Pool2dAttrs{};
+  case OpKind::AvgPool2dGrad: return Pool2dGradAttrs{};
   default: return NoAttrs{};
   }
 }

@@ -15,6 +15,9 @@ const char* OpCode::name() const {
   case Structural::Yield: return "yield";
   case Structural::Condition: return "condition";
   case Structural::Return: return "return";
+  case Structural::TapeNew: return "tape_new";
+  case Structural::TapePush: return "tape_push";
+  case Structural::TapePop: return "tape_pop";
   }
   return "?";
 }
@@ -30,7 +33,7 @@ Region& Operation::addRegion() {
 }
 
 bool Operation::isPure() const {
-  if (code_.isTerminator()) return false;
+  if (code_.isTerminator() || code_.isTape()) return false;
   if (code_.primitive) return !opInfo(code_.kind).has(kSideEffecting);
   // Structural operations are pure when everything inside them is.
   for (const auto& region : regions_)

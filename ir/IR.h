@@ -15,6 +15,11 @@
 //                               next carried values; when false they are the results
 //   call @f(%a, ...)            calls another function of the module
 //   yield, condition, return    terminators
+//   tape_new, tape_push %t, %v..., tape_pop %t
+//                               a stack of tensor tuples, handled by an i64 scalar: reverse-
+//                               mode autodiff records each iteration of a while on one and
+//                               replays it backwards. Side effects: never removed, merged
+//                               or reordered.
 #pragma once
 
 #include "ir/Type.h"
@@ -29,7 +34,7 @@
 
 namespace tsl::ir {
 
-enum class Structural : uint8_t { Constant, If, While, Call, Yield, Condition, Return };
+enum class Structural : uint8_t { Constant, If, While, Call, Yield, Condition, Return, TapeNew, TapePush, TapePop };
 
 /// What an operation does: a structural operation or a primitive of the op table.
 struct OpCode {
@@ -49,6 +54,7 @@ struct OpCode {
   bool isTerminator() const {
     return is(Structural::Yield) || is(Structural::Condition) || is(Structural::Return);
   }
+  bool isTape() const { return is(Structural::TapeNew) || is(Structural::TapePush) || is(Structural::TapePop); }
 };
 
 class Operation;

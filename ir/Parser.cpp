@@ -532,6 +532,16 @@ private:
       const Structural s = mnemonic == "yield" ? Structural::Yield : mnemonic == "condition" ? Structural::Condition : Structural::Return;
       op = block.append(std::make_unique<Operation>(OpCode::of(s), Span{}));
       op->operands() = uses();
+    } else if (mnemonic == "tape_new" || mnemonic == "tape_push" || mnemonic == "tape_pop") {
+      const Structural s = mnemonic == "tape_new" ? Structural::TapeNew
+                           : mnemonic == "tape_push" ? Structural::TapePush
+                                                     : Structural::TapePop;
+      std::vector<Value*> operands = s == Structural::TapeNew ? std::vector<Value*>{} : uses();
+      expectPunct(":");
+      std::vector<Type> types = typeList();
+      op = block.append(std::make_unique<Operation>(OpCode::of(s), Span{}));
+      op->operands() = std::move(operands);
+      for (const Type& t : types) op->addResult(t);
     } else if (mnemonic == "if") {
       Value* cond = use();
       std::vector<Type> types;

@@ -139,6 +139,13 @@ private:
       if (op.resultCount()) out += " : " + resultTypes(op);
       out += location(op.span()) + "\n";
       return;
+    case Structural::TapeNew:
+    case Structural::TapePush:
+    case Structural::TapePop:
+      out += code.name();
+      if (!op.operands().empty()) out += " " + operandList(op);
+      out += " : " + resultTypes(op) + location(op.span()) + "\n";
+      return;
     case Structural::Yield:
     case Structural::Condition:
     case Structural::Return:

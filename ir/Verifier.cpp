@@ -133,6 +133,19 @@ private:
       block(after, Structural::Yield, &carried, f);
       return;
     }
+    case Structural::TapeNew:
+    case Structural::TapePush:
+    case Structural::TapePop: {
+      const Type handle{DType::I64, {}, Layout::Default};
+      if (!op.regions().empty()) fail(op, "has no regions");
+      if (op.resultCount() < 1 || !(op.result(0)->type() == handle)) fail(op, "gives the tape (i64) first");
+      if (code.structural == Structural::TapeNew && !op.operands().empty()) fail(op, "takes no operands");
+      if (code.structural != Structural::TapeNew && (op.operands().empty() || !(op.operand(0)->type() == handle)))
+        fail(op, "takes the tape (i64) first");
+      if (code.structural != Structural::TapePop && op.resultCount() != 1) fail(op, "has one result, the tape");
+      if (code.structural == Structural::TapePop && op.operands().size() != 1) fail(op, "takes only the tape");
+      return;
+    }
     case Structural::Yield:
     case Structural::Condition:
     case Structural::Return:

@@ -68,7 +68,14 @@ namespace tsl {
   X(RngSplit, "rng-split", "rng_split", 1, 1, kRandom)                                             \
   X(RandUniform, "rand", "rand", 1, 1, kRandom)                                                    \
   X(RandNormal, "randn", "randn", 1, 1, kRandom)                                                   \
-  X(Dropout, "dropout", "dropout", 2, 2, kRandom)
+  X(Dropout, "dropout", "dropout", 2, 2, kRandom)                                                  \
+  X(StopGradient, "stop-gradient", "stop_gradient", 1, 1, kElementwise)                            \
+  X(SliceGrad, "slice-grad", "slice_grad", 1, 1, kMovement)                                        \
+  X(TakeGrad, "take-grad", "take_grad", 2, 2, 0)                                                   \
+  X(Conv2dGradInput, "conv2d-grad-input", "conv2d_grad_input", 2, 2, kContraction | kLayoutSensitive) \
+  X(Conv2dGradWeight, "conv2d-grad-weight", "conv2d_grad_weight", 2, 2, kContraction | kLayoutSensitive) \
+  X(MaxPool2dGrad, "max-pool2d-grad", "max_pool2d_grad", 2, 2, kLayoutSensitive)                   \
+  X(AvgPool2dGrad, "avg-pool2d-grad", "avg_pool2d_grad", 1, 1, kLayoutSensitive)
 
 enum class OpKind : uint16_t {
 #define TSL_KIND(name, ...) name,
@@ -172,6 +179,30 @@ struct NormAttrs {
   double eps = 1e-5;
   bool operator==(const NormAttrs&) const = default;
 };
+/// The adjoint operations of runtime/Gradients.h: what they scatter back to.
+struct SliceGradAttrs {
+  std::vector<SliceRange> ranges;
+  std::vector<int64_t> shape; ///< the sliced tensor's shape
+  bool operator==(const SliceGradAttrs&) const = default;
+};
+struct TakeGradAttrs {
+  int64_t axis = 0;
+  int64_t size = 0; ///< the length of that axis in the tensor taken from
+  bool operator==(const TakeGradAttrs&) const = default;
+};
+struct Conv2dGradAttrs {
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::vector<int64_t> shape; ///< the input's (grad_input) or the weights' (grad_weight)
+  bool operator==(const Conv2dGradAttrs&) const = default;
+};
+struct Pool2dGradAttrs {
+  std::array<int64_t, 2> kernel{1, 1};
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::vector<int64_t> shape; ///< the pooled input's shape
+  bool operator==(const Pool2dGradAttrs&) const = default;
+};
 struct EinsumAttrs {
   std::string spec;
   bool operator==(const EinsumAttrs&) const = default;
@@ -180,7 +211,7 @@ struct EinsumAttrs {
 using OpAttrs = std::variant<NoAttrs, AxisAttrs, ShapeAttrs, PermAttrs, AxesAttrs, SliceAttrs, IndexAttrs,
                              PadAttrs, CountAttrs, CastAttrs, FullAttrs, ArangeAttrs, LinspaceAttrs, EyeAttrs,
                              RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, Conv2dAttrs,
-                             Pool2dAttrs>;
+                             Pool2dAttrs, SliceGradAttrs, TakeGradAttrs, Conv2dGradAttrs, Pool2dGradAttrs>;
 
 /// The type of a tensor value: dtype (weak for untyped literals), shape.
 struct TensorType {
