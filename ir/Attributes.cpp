@@ -8,6 +8,9 @@
 #include "parser/Syntax.h"
 #include "tsl/FormatFloat.h"
 
+#include <cmath>
+#include <type_traits>
+
 namespace tsl::ir {
 
 namespace {
@@ -262,6 +265,14 @@ void fromValue(const AttrValue& v, std::vector<T>& out, const std::string& field
   }
 }
 
+/// Equality that tells -0.0 from 0.0 (so a -0.0 attribute is printed, not taken for the
+/// default).
+template <typename T>
+bool sameBits(const T& a, const T& b) {
+  if constexpr (std::is_same_v<T, double>) return a == b && std::signbit(a) == std::signbit(b);
+  else return a == b;
+}
+
 /// Collects the fields of `self` that differ from a default-constructed struct.
 template <typename S>
 struct Printing {
@@ -270,7 +281,7 @@ struct Printing {
   template <typename F>
   void operator()(const char* name, F S::*member) {
     static const S defaults{};
-    if (!(self.*member == defaults.*member)) dict.emplace_back(name, toValue(self.*member));
+    if (!sameBits(self.*member, defaults.*member)) dict.emplace_back(name, toValue(self.*member));
   }
 };
 

@@ -42,6 +42,39 @@ bool Operation::isPure() const {
   return true; // constant, call (functions have no effects), if, while
 }
 
+namespace {
+
+/// Whether a function has no effects (1: being visited, assumed pure; 2: pure; 3: not).
+bool functionIsPure(const Function& f, const Module& module, std::unordered_map<const Function*, int>& state) {
+  auto [it, inserted] = state.emplace(&f, 1);
+  if (!inserted) return it->second != 3;
+  bool pure = true;
+  walk(f.body(), [&](Operation& op) {
+    if (!pure) return;
+    if (op.code().isTape() || (op.code().primitive && opInfo(op.code().kind).has(kSideEffecting))) pure = false;
+    else if (op.code().is(Structural::Call))
+      if (const Function* g = module.find(op.callee()); g && !functionIsPure(*g, module, state)) pure = false;
+  });
+  state[&f] = pure ? 2 : 3;
+  return pure;
+}
+
+} // namespace
+
+bool isPure(const Operation& op, const Module& module) {
+  if (!op.isPure()) return false;
+  std::unordered_map<const Function*, int> state;
+  bool pure = true;
+  auto check = [&](Operation& o) {
+    if (pure && o.code().is(Structural::Call))
+      if (const Function* g = module.find(o.callee()); g && !functionIsPure(*g, module, state)) pure = false;
+  };
+  check(const_cast<Operation&>(op));
+  for (const auto& region : op.regions()) walk(region->block(), check);
+  return pure;
+}
+
+
 Value* Block::addArgument(Type type, std::string name) {
   args_.push_back(std::make_unique<Value>(std::move(type), nullptr, this, static_cast<int>(args_.size())));
   if (!name.empty()) args_.back()->setName(std::move(name));

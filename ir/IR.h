@@ -119,7 +119,8 @@ public:
   Block* parent() const { return parent_; }
   void setParent(Block* block) { parent_ = block; }
 
-  /// Whether removing this operation when its results are unused changes nothing.
+  /// Whether removing this operation when its results are unused changes nothing. A call
+  /// counts as pure here; isPure(op, module) looks into the callee.
   bool isPure() const;
 
 private:
@@ -188,12 +189,20 @@ private:
 class Module {
 public:
   Function& addFunction(std::string name, Span span);
+  /// Where the IR text a module was parsed from defines an operation (for messages about
+  /// operations without a source span); nullptr if unknown.
+  const Span* textPosition(const Operation* op) const {
+    auto it = textPositions_.find(op);
+    return it == textPositions_.end() ? nullptr : &it->second;
+  }
+  void setTextPosition(const Operation* op, Span at) { textPositions_[op] = at; }
   Function* find(std::string_view name) const;
   std::vector<std::unique_ptr<Function>>& functions() { return functions_; }
   const std::vector<std::unique_ptr<Function>>& functions() const { return functions_; }
 
 private:
   std::vector<std::unique_ptr<Function>> functions_;
+  std::unordered_map<const Operation*, Span> textPositions_;
 };
 
 // ---- Walking and rewriting ----
@@ -204,6 +213,10 @@ void walk(Block& block, const std::function<void(Operation&)>& fn);
 void replaceAllUses(Block& block, Value* from, Value* to);
 /// Counts the uses of every value in a function (operands of operations anywhere in it).
 std::unordered_map<const Value*, int> countUses(const Block& block);
+/// Whether `op` has no effects, looking into the functions it calls (tape operations are
+/// the IR's only effects).
+bool isPure(const Operation& op, const Module& module);
+
 /// The tensor a value holds when a constant defines it, else nullptr.
 const Tensor* constantValue(const Value* v);
 

@@ -181,6 +181,7 @@ public:
 
   std::unique_ptr<Module> module() {
     auto m = std::make_unique<Module>();
+    building_ = m.get();
     while (peek().kind != Tok::End) function(*m);
     return m;
   }
@@ -258,14 +259,16 @@ private:
       while (!isPunct("]")) {
         Dim d;
         if (peek().kind == Tok::Int) {
-          d.size = next().i;
-          if (d.size < 0) error("a dimension must not be negative");
+          const Token& size = next();
+          d.size = size.i;
+          if (d.size < 0) lexer_.error(size, "a dimension must not be negative");
         } else if (peek().kind == Tok::Ident) {
           d.symbol = next().text;
-          while (isPunct("*")) { // a size derived from a symbol: n*64
+          while (isPunct("*")) { // a size derived from symbols: n*64, b*n
             next();
-            if (peek().kind != Tok::Int) error("expected an integer after '*'");
-            d.symbol += cat("*", next().i);
+            if (peek().kind == Tok::Int) d.symbol += cat("*", next().i);
+            else if (peek().kind == Tok::Ident) d.symbol += "*" + next().text;
+            else error("expected a name or an integer after '*'");
           }
         } else {
           error(cat("expected a dimension", describeHere()));
@@ -369,6 +372,8 @@ private:
     expectPunct(">");
     return out;
   }
+  static std::string shapeText(const Shape& shape) { return shape.str(); }
+
   template <typename Element>
   void denseList(const Shape& shape, int depth, Element&& element) {
     checkStack();
@@ -378,9 +383,16 @@ private:
     }
     expectPunct("[");
     for (int64_t i = 0; i < shape[depth]; ++i) {
-      if (i) expectPunct(",");
+      if (i) {
+        if (isPunct("]"))
+          error(cat("dense<...> has ", i, " entries along axis ", depth, " where the type ", shapeText(shape), " needs ",
+                    shape[depth]));
+        expectPunct(",");
+      }
       denseList(shape, depth + 1, element);
     }
+    if (isPunct(","))
+      error(cat("dense<...> has more than ", shape[depth], " entries along axis ", depth, " of ", shapeText(shape)));
     expectPunct("]");
   }
 
@@ -481,6 +493,14 @@ private:
   }
 
   void operation(Block& block) {
+    const Span start = spanOf(peek());
+    const size_t before = block.ops().size();
+    operationAt(block);
+    // Where the operation is in the text, for messages about IR without loc(...).
+    if (block.ops().size() > before) building_->setTextPosition(block.ops().back().get(), start);
+  }
+
+  void operationAt(Block& block) {
     // Results.
     std::vector<std::pair<Token, int>> results; // name, group size (0: single)
     if (peek().kind == Tok::Value) {
@@ -660,6 +680,7 @@ private:
 
   std::vector<Token> tokens_;
   size_t pos_ = 0;
+  Module* building_ = nullptr;
   Lexer& lexer_;
   const std::string* file_;
   std::vector<std::unordered_map<std::string, Value*>> scopes_;

@@ -3,10 +3,14 @@
 
 #include "ir/Attributes.h"
 #include "parser/Syntax.h"
+#include "runtime/Dispatch.h"
 #include "runtime/Format.h"
 #include "tsl/StackGuard.h"
 
 #include <cctype>
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <set>
 #include <unordered_map>
 
@@ -47,14 +51,12 @@ public:
   }
 
 private:
-  /// Source names where they are valid and unique in the function; numbers otherwise.
+  /// Source names where they are valid (the first value of a name keeps it, later ones
+  /// get `.1`, `.2` — a loop variable named like the parameter it starts from); numbers
+  /// otherwise.
   void nameValues() {
-    std::unordered_map<std::string, int> counts;
     std::vector<const Value*> all;
-    auto visit = [&](const Value* v) {
-      all.push_back(v);
-      if (validName(v->name())) ++counts[v->name()];
-    };
+    auto visit = [&](const Value* v) { all.push_back(v); };
     for (const auto& arg : f_.body().arguments()) visit(arg.get());
     walk(const_cast<Block&>(f_.body()), [&](Operation& op) {
       for (const auto& region : op.regions())
@@ -62,11 +64,18 @@ private:
       if (op.resultCount() == 1) visit(op.result());
     });
     std::set<std::string> used;
-    for (const Value* v : all)
-      if (validName(v->name()) && counts[v->name()] == 1) {
-        names_[v] = "%" + v->name();
-        used.insert(v->name());
+    std::unordered_map<std::string, int> nextSuffix; // per name, the next suffix to try
+    for (const Value* v : all) {
+      if (!validName(v->name())) continue;
+      std::string name = v->name();
+      if (used.count(name)) {
+        int& k = nextSuffix[v->name()];
+        do name = cat(v->name(), ".", ++k);
+        while (used.count(name));
       }
+      names_[v] = "%" + name;
+      used.insert(name);
+    }
     int next = 0;
     auto fresh = [&] {
       while (used.count(std::to_string(next))) ++next;
@@ -190,6 +199,27 @@ private:
 
 } // namespace
 
+namespace {
+
+/// Whether a float tensor holds a NaN whose bits differ from the NaN the parser makes of
+/// `nan` (a positive quiet NaN converted to the dtype).
+bool hasUnusualNan(const Tensor& value) {
+  if (!isFloat(value.dtype()) || value.numel() == 0) return false;
+  const Tensor c = contiguous(value);
+  return dispatchDType(c.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (kIsFloatElement<T>) {
+      const T canonical = convertElement<T>(std::numeric_limits<double>::quiet_NaN());
+      const T* p = reinterpret_cast<const T*>(c.data());
+      for (int64_t i = 0; i < c.numel(); ++i)
+        if (std::isnan(toDouble(p[i])) && std::memcmp(&p[i], &canonical, sizeof(T)) != 0) return true;
+    }
+    return false;
+  });
+}
+
+} // namespace
+
 std::string irName(std::string_view name) {
   std::string out;
   for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' ? c : '_';
@@ -198,9 +228,13 @@ std::string irName(std::string_view name) {
 }
 
 std::string printConstant(const Tensor& value) {
-  if (value.isScalar()) return formatScalar(value);
+  // Empty tensors of rank 2 or more (whose brackets could not say which axis is empty) and
+  // NaNs other than the one `nan` reads as (a sign or payload the decimal form would lose)
+  // print as their bytes, like large constants.
+  const bool odd = (value.numel() == 0 && value.rank() > 1) || hasUnusualNan(value);
+  if (value.isScalar() && !odd) return formatScalar(value);
   const Tensor c = contiguous(value);
-  if (c.numel() > kInlineElements) {
+  if (c.numel() > kInlineElements || odd) {
     static const char* hex = "0123456789abcdef";
     std::string out = "dense<\"0x";
     const auto* bytes = reinterpret_cast<const unsigned char*>(c.data());

@@ -94,7 +94,10 @@ std::optional<Type> parseType(std::string_view text) {
       }
       type.dims.push_back(d);
       if (type.dims.size() > static_cast<size_t>(Shape::kMaxRank)) return std::nullopt;
-      if (i < text.size() && text[i] == ',') ++i;
+      if (i < text.size() && text[i] == ',') {
+        ++i;
+        if (i < text.size() && text[i] == ']') return std::nullopt; // f32[2,]
+      }
     }
     if (i >= text.size()) return std::nullopt;
     ++i; // ']'

@@ -22,7 +22,10 @@ public:
 
 private:
   [[noreturn]] void fail(const Operation& op, const std::string& message) const {
-    throw Error(kind_, cat("verify: ", op.code().name(), ": ", message), op.span());
+    Span at = op.span();
+    if (!at.known() && module_)
+      if (const Span* text = module_->textPosition(&op)) at = *text;
+    throw Error(kind_, cat("verify: ", op.code().name(), ": ", message), at);
   }
 
   static std::string typeList(const std::vector<Type>& types) {
@@ -75,7 +78,7 @@ private:
       try {
         expected = inferPrimitiveType(code.kind, op.attrs(), operands);
       } catch (const Error& e) {
-        fail(op, e.what());
+        fail(op, e.message());
       }
       if (!(expected == op.result()->type()))
         fail(op, cat("has type ", op.result()->type().str(), " but its operands give ", expected.str()));

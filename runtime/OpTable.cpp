@@ -77,8 +77,12 @@ Tensor reduceKernel(const OpAttrs& a, std::span<const Tensor> in) { return reduc
 
 // ---- Movement ----
 
+/// Moving elements keeps their dtype; a bare number (weak) moved becomes its concrete
+/// dtype, as it would in any tensor (runOp strengthens it before the kernel).
+DType movedDType(const TensorType& t) { return t.weak ? concreteDType({t.dtype, true}) : t.dtype; }
+
 TensorType reshapeType(const OpAttrs& a, std::span<const TensorType> in) {
-  return {in[0].dtype, false, resolveReshape(in[0].shape, get<ShapeAttrs>(a).dims)};
+  return {movedDType(in[0]), false, resolveReshape(in[0].shape, get<ShapeAttrs>(a).dims)};
 }
 Tensor reshapeKernel(const OpAttrs& a, std::span<const Tensor> in) {
   return reshape(in[0], resolveReshape(in[0].shape(), get<ShapeAttrs>(a).dims));
@@ -88,27 +92,27 @@ TensorType transposeType(const OpAttrs& a, std::span<const TensorType> in) {
   const std::vector<int64_t> order = resolvePermutation(in[0].shape.rank(), get<PermAttrs>(a).perm);
   Shape out;
   for (int64_t axis : order) out.push(in[0].shape[static_cast<int>(axis)]);
-  return {in[0].dtype, false, out};
+  return {movedDType(in[0]), false, out};
 }
 Tensor transposeKernel(const OpAttrs& a, std::span<const Tensor> in) { return transpose(in[0], get<PermAttrs>(a).perm); }
 
 TensorType broadcastToType(const OpAttrs& a, std::span<const TensorType> in) {
   const Shape to = shapeOf(get<ShapeAttrs>(a).dims);
   checkBroadcastTo(in[0].shape, to);
-  return {in[0].dtype, false, to};
+  return {movedDType(in[0]), false, to};
 }
 Tensor broadcastToKernel(const OpAttrs& a, std::span<const Tensor> in) {
   return broadcastTo(in[0], shapeOf(get<ShapeAttrs>(a).dims));
 }
 
 TensorType expandDimsType(const OpAttrs& a, std::span<const TensorType> in) {
-  return {in[0].dtype, false, expandDimsShape(in[0].shape, get<AxisAttrs>(a).axis)};
+  return {movedDType(in[0]), false, expandDimsShape(in[0].shape, get<AxisAttrs>(a).axis)};
 }
 Tensor expandDimsKernel(const OpAttrs& a, std::span<const Tensor> in) { return expandDims(in[0], get<AxisAttrs>(a).axis); }
 
 TensorType squeezeType(const OpAttrs& a, std::span<const TensorType> in) {
-  if (get<AxesAttrs>(a).noAxes) return {in[0].dtype, false, in[0].shape};
-  return {in[0].dtype, false, squeezeShape(in[0].shape, get<AxesAttrs>(a).axes)};
+  if (get<AxesAttrs>(a).noAxes) return {movedDType(in[0]), false, in[0].shape};
+  return {movedDType(in[0]), false, squeezeShape(in[0].shape, get<AxesAttrs>(a).axes)};
 }
 Tensor squeezeKernel(const OpAttrs& a, std::span<const Tensor> in) {
   if (get<AxesAttrs>(a).noAxes) return in[0].isScalar() ? in[0].strengthened() : in[0];
@@ -116,12 +120,12 @@ Tensor squeezeKernel(const OpAttrs& a, std::span<const Tensor> in) {
 }
 
 TensorType sliceType(const OpAttrs& a, std::span<const TensorType> in) {
-  return {in[0].dtype, false, sliceShape(in[0].shape, get<SliceAttrs>(a).ranges)};
+  return {movedDType(in[0]), false, sliceShape(in[0].shape, get<SliceAttrs>(a).ranges)};
 }
 Tensor sliceKernel(const OpAttrs& a, std::span<const Tensor> in) { return slice(in[0], get<SliceAttrs>(a).ranges); }
 
 TensorType indexType(const OpAttrs& a, std::span<const TensorType> in) {
-  return {in[0].dtype, false, indexShape(in[0].shape, get<IndexAttrs>(a).indices)};
+  return {movedDType(in[0]), false, indexShape(in[0].shape, get<IndexAttrs>(a).indices)};
 }
 Tensor indexKernel(const OpAttrs& a, std::span<const Tensor> in) { return index(in[0], get<IndexAttrs>(a).indices); }
 
@@ -147,7 +151,7 @@ TensorType stackType(const OpAttrs& a, std::span<const TensorType> in) {
 Tensor stackKernel(const OpAttrs& a, std::span<const Tensor> in) { return stack(in, get<AxisAttrs>(a).axis); }
 
 TensorType padType(const OpAttrs& a, std::span<const TensorType> in) {
-  return {in[0].dtype, false, padShape(in[0].shape, get<PadAttrs>(a).widths)};
+  return {movedDType(in[0]), false, padShape(in[0].shape, get<PadAttrs>(a).widths)};
 }
 Tensor padKernel(const OpAttrs& a, std::span<const Tensor> in) {
   return pad(in[0], get<PadAttrs>(a).widths, get<PadAttrs>(a).value);
@@ -155,7 +159,7 @@ Tensor padKernel(const OpAttrs& a, std::span<const Tensor> in) {
 
 TensorType takeType(const OpAttrs& a, std::span<const TensorType> in) {
   if (!isInteger(in[1].dtype)) fail(ErrorKind::Type, "take: indices must be integers, got ", dtypeName(in[1].dtype));
-  return {in[0].dtype, false, takeShape(in[0].shape, in[1].shape, get<AxisAttrs>(a).axis)};
+  return {movedDType(in[0]), false, takeShape(in[0].shape, in[1].shape, get<AxisAttrs>(a).axis)};
 }
 Tensor takeKernel(const OpAttrs& a, std::span<const Tensor> in) { return take(in[0], in[1], get<AxisAttrs>(a).axis); }
 
@@ -611,6 +615,17 @@ Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs) 
   }
   for (size_t i = 0; i < inputs.size(); ++i) types[i] = TensorType::of(inputs[i]);
   const TensorType predicted = inferType(kind, attrs, types);
+  if (opInfo(kind).has(kMovement)) {
+    // Bare numbers moved become their concrete dtype (movedDType).
+    bool weak = false;
+    for (const Tensor& t : inputs) weak |= t.weak();
+    if (weak) {
+      std::vector<Tensor> strong(inputs.begin(), inputs.end());
+      for (Tensor& t : strong)
+        if (t.weak()) t = t.strengthened();
+      return runOp(kind, attrs, strong);
+    }
+  }
   Tensor result = opInfo(kind).kernel(attrs, inputs);
   if (!predicted.weak && result.weak()) result = result.strengthened();
   TSL_ASSERT(result.dtype() == predicted.dtype && result.weak() == predicted.weak && result.shape() == predicted.shape,

@@ -39,22 +39,42 @@ public:
   const int64_t* end() const { return dims_.data() + rank_; }
   std::span<const int64_t> dims() const { return {dims_.data(), rank_}; }
 
-  /// Number of elements; a value error past kMaxElements.
+  /// Number of elements; a value error past kMaxElements (2^62 inside a StandInSizes).
   int64_t numel() const {
     for (int i = 0; i < rank_; ++i)
       if (dims_[i] == 0) return 0; // empty, however large the other dimensions
+    const int64_t limit = standIns() ? int64_t(1) << 62 : kMaxElements;
     int64_t n = 1;
     for (int i = 0; i < rank_; ++i) {
-      if (dims_[i] != 0 && n > kMaxElements / dims_[i])
-        fail(ErrorKind::Value, "shape ", str(), " has more than 2^40 elements");
+      if (dims_[i] != 0 && n > limit / dims_[i])
+        fail(ErrorKind::Value, "shape ", str(), " has more than 2^", standIns() ? 62 : 40, " elements");
       n *= dims_[i];
     }
     return n;
   }
 
+  /// While one is alive on this thread, shapes may hold up to 2^62 elements: the IR runs
+  /// the type rules on large stand-in sizes for symbolic dimensions (ir/TypeRules.cpp);
+  /// nothing is allocated for them.
+  class StandInSizes {
+  public:
+    StandInSizes() : saved_(standIns()) { standIns() = true; }
+    ~StandInSizes() { standIns() = saved_; }
+    StandInSizes(const StandInSizes&) = delete;
+    StandInSizes& operator=(const StandInSizes&) = delete;
+
+  private:
+    bool saved_;
+  };
+
   void push(int64_t dim) {
     if (rank_ == kMaxRank) fail(ErrorKind::Value, "rank exceeds the maximum of ", kMaxRank);
     dims_[rank_++] = dim;
+  }
+
+  static bool& standIns() {
+    static thread_local bool active = false;
+    return active;
   }
 
   bool operator==(const Shape& other) const {

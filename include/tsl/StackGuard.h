@@ -45,8 +45,8 @@ inline uintptr_t& stackLimit() {
 
 /// Whether the native stack is nearly exhausted.
 inline bool nativeStackLow() {
-  char probe;
-  return reinterpret_cast<uintptr_t>(&probe) < detail::stackLimit();
+  // The frame address, not a local's: under ASan a local may live on a heap "fake stack".
+  return reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) < detail::stackLimit();
 }
 
 /// Throws a runtime error if the native stack is nearly exhausted.

@@ -2,7 +2,9 @@
 //
 // Expects: verified IR. Guarantees: within a block, and from a block into the regions
 // nested in it, no two pure operations without regions have the same operation,
-// attributes, constant value and operands; the later one's uses go to the earlier one.
+// attributes, constant value and operands (in either order for a commutative operation);
+// the later one's uses go to the earlier one. A call is merged only if its callee and
+// everything it calls has no effects (tape operations).
 // Operations in a region are never reused outside it (they do not dominate).
 #include "ir/Attributes.h"
 #include "ir/Pass.h"
@@ -21,7 +23,7 @@ public:
     bool changed = false;
     for (auto& f : module.functions()) {
       std::vector<std::unordered_map<std::string, Value*>> scopes;
-      changed |= block(f->body(), f->body(), scopes);
+      changed |= block(module, f->body(), f->body(), scopes);
     }
     return changed;
   }
@@ -30,7 +32,11 @@ private:
   /// A text key that is equal exactly when two operations compute the same thing.
   static std::string key(const Operation& op) {
     std::string k = op.code().name();
-    for (const Value* v : op.operands()) k += cat("|", static_cast<const void*>(v));
+    std::vector<const Value*> operands(op.operands().begin(), op.operands().end());
+    // Operands of a commutative operation in a fixed order: add %x, %y is add %y, %x.
+    if (op.code().primitive && opInfo(op.code().kind).has(kCommutative) && operands.size() == 2 && operands[1] < operands[0])
+      std::swap(operands[0], operands[1]);
+    for (const Value* v : operands) k += cat("|", static_cast<const void*>(v));
     if (op.code().primitive) k += "|" + printAttrs(op.attrs());
     if (op.code().is(Structural::Constant)) {
       const Tensor c = op.constant().isScalar() ? op.constant() : contiguous(op.constant());
@@ -42,13 +48,13 @@ private:
     return k;
   }
 
-  static bool block(Block& b, Block& function, std::vector<std::unordered_map<std::string, Value*>>& scopes) {
+  static bool block(const Module& module, Block& b, Block& function, std::vector<std::unordered_map<std::string, Value*>>& scopes) {
     bool changed = false;
     scopes.emplace_back();
     for (auto it = b.ops().begin(); it != b.ops().end();) {
       Operation& op = **it;
-      for (auto& region : op.regions()) changed |= block(region->block(), function, scopes);
-      if (!op.isPure() || !op.regions().empty() || op.resultCount() != 1) {
+      for (auto& region : op.regions()) changed |= block(module, region->block(), function, scopes);
+      if (!isPure(op, module) || !op.regions().empty() || op.resultCount() != 1) {
         ++it;
         continue;
       }

@@ -19,7 +19,7 @@ public:
     for (auto& f : module.functions()) {
       for (bool again = true; again;) {
         const auto uses = countUses(f->body());
-        again = sweep(f->body(), uses);
+        again = sweep(module, f->body(), uses);
         changed |= again;
       }
     }
@@ -27,14 +27,14 @@ public:
   }
 
 private:
-  static bool sweep(Block& block, const std::unordered_map<const Value*, int>& uses) {
+  static bool sweep(const Module& module, Block& block, const std::unordered_map<const Value*, int>& uses) {
     bool changed = false;
     for (auto it = block.ops().begin(); it != block.ops().end();) {
       Operation& op = **it;
-      for (auto& region : op.regions()) changed |= sweep(region->block(), uses);
+      for (auto& region : op.regions()) changed |= sweep(module, region->block(), uses);
       bool used = false;
       for (size_t i = 0; i < op.resultCount(); ++i) used |= uses.count(op.result(i)) > 0;
-      if (!used && op.isPure()) {
+      if (!used && isPure(op, module)) {
         it = block.ops().erase(it);
         changed = true;
       } else {

@@ -2,9 +2,10 @@
 //
 // Expects: IR whose operands are well formed (types of results may be stale after a
 // rewrite). Guarantees: each primitive's result type is its rule's result for its
-// operands; an if's results have its yields' types, a while's its condition's forwarded
-// types, a call's the callee's results. A rule that rejects its operands is an error at
-// the operation's span.
+// operands; an if's results have its yields' types; a while's before region takes its
+// initial values' types and its results its condition's forwarded types (swept until
+// nothing changes, as types flow around the loop); a call's results are the callee's. A
+// rule that rejects its operands is an error at the operation's span.
 #include "ir/Pass.h"
 #include "ir/TypeRules.h"
 
@@ -18,7 +19,9 @@ public:
 
   bool run(Module& module, PassContext&) override {
     bool changed = false;
-    for (auto& f : module.functions()) changed |= block(module, f->body());
+    // A while's carried types flow around its loop: sweep until nothing changes.
+    for (auto& f : module.functions())
+      for (int sweep = 0; sweep < 16 && block(module, f->body()); ++sweep) changed = true;
     return changed;
   }
 
@@ -32,6 +35,9 @@ private:
   static bool block(Module& module, Block& b) {
     bool changed = false;
     for (auto& op : b.ops()) {
+      if (op->code().is(Structural::While)) // the before region starts from the initial values
+        for (size_t i = 0; i < op->operands().size() && i < op->region(0).block().arguments().size(); ++i)
+          changed |= setType(op->region(0).block().argument(i), op->operand(i)->type());
       for (auto& region : op->regions()) changed |= block(module, region->block());
       const OpCode code = op->code();
       if (code.primitive) {

@@ -7,7 +7,8 @@
 // replacement would change the type (x * 1 where 1 promotes or broadcasts x) does not
 // fire. Runs to a fixpoint.
 //
-//   x + 0 -> x        0 + x -> x        x - 0 -> x
+//   x + 0 -> x        0 + x -> x        x - 0 -> x   (for floats: x + (-0.0), x - (+0.0),
+//                                                      as x + 0.0 is +0.0 for x = -0.0)
 //   x * 1 -> x        1 * x -> x        x / 1 -> x        x ^ 1 -> x
 //   neg (neg x) -> x
 //   transpose (transpose x p) q -> transpose x (p then q), or x if that is the identity
@@ -17,6 +18,7 @@
 //   squeeze (expand_dims x a) a -> x            a reduction over no axes -> x
 #include "ir/Pass.h"
 
+#include <cmath>
 #include <optional>
 
 namespace tsl::ir {
@@ -48,6 +50,16 @@ bool isSplat(const Value* v, double value) {
   return s && *s == value;
 }
 
+/// A zero that adding (added: true) or subtracting (false) leaves every x of a `result`
+/// typed operation unchanged: for a float result only a float -0.0 added or +0.0
+/// subtracted keeps x = -0.0 as it is (an integer or false zero becomes +0.0).
+bool isNeutralZero(const Value* v, bool added, const Value* result) {
+  const auto s = splat(v);
+  if (!s || *s != 0) return false;
+  if (!isFloat(result->type().dtype)) return true;
+  return isFloat(v->type().dtype) && std::signbit(*s) == added;
+}
+
 /// `candidate` may replace `op`'s result only if it has exactly the result's type.
 Value* ifSameType(Operation& op, Value* candidate) {
   return candidate && candidate->type() == op.result()->type() ? candidate : nullptr;
@@ -75,6 +87,14 @@ Value* identityRight(Operation& op, double identity) {
 Value* identityEither(Operation& op, double identity) {
   if (Value* v = identityRight(op, identity)) return v;
   return isSplat(op.operand(0), identity) ? ifSameType(op, op.operand(1)) : nullptr;
+}
+
+Value* addZero(Operation& op) {
+  if (isNeutralZero(op.operand(1), true, op.result())) return ifSameType(op, op.operand(0));
+  return isNeutralZero(op.operand(0), true, op.result()) ? ifSameType(op, op.operand(1)) : nullptr;
+}
+Value* subZero(Operation& op) {
+  return isNeutralZero(op.operand(1), false, op.result()) ? ifSameType(op, op.operand(0)) : nullptr;
 }
 
 Value* composeTransposes(Operation& op) {
@@ -124,8 +144,8 @@ Value* sameTypeIsIdentity(Operation& op) { return ifSameType(op, op.operand(0));
 
 const std::vector<RuleSet>& ruleSets() {
   static const std::vector<RuleSet> sets = {
-      {OpKind::Add, {[](Operation& op) { return identityEither(op, 0); }}},
-      {OpKind::Sub, {[](Operation& op) { return identityRight(op, 0); }}},
+      {OpKind::Add, {addZero}},
+      {OpKind::Sub, {subZero}},
       {OpKind::Mul, {[](Operation& op) { return identityEither(op, 1); }}},
       {OpKind::Div, {[](Operation& op) { return identityRight(op, 1); }}},
       {OpKind::Pow, {[](Operation& op) { return identityRight(op, 1); }}},

@@ -3,9 +3,11 @@
 
 A RUN line is a comment holding `RUN: command`; a line ending in `\\` continues on the
 next RUN line. Substitutions: %s the test file, %tsl the tsl command, %tsl-opt the IR
-driver, %FileCheck LLVM's FileCheck, %dot Graphviz's dot, %t a scratch path. Each command
-runs under bash with pipefail; the test passes when every one exits 0. `not CMD` inverts
-CMD's status, as in lit, for commands that must fail.
+driver, %FileCheck LLVM's FileCheck, %dot Graphviz's dot, %t a scratch path (one per test,
+the same in every RUN line, as in lit). Each command runs under bash with pipefail; the
+test passes when every one exits 0. `not CMD` inverts CMD's status alone, as in lit, for
+commands that must fail: in `not CMD 2>&1 | FileCheck` FileCheck must still pass, and a
+CMD killed by a signal (a crash) fails the test.
 
 usage: run_golden.py TSL TSL_OPT FILECHECK TEST_FILE
 """
@@ -36,7 +38,8 @@ def main():
     if len(sys.argv) != 5:
         print(__doc__, file=sys.stderr)
         return 2
-    tsl, tsl_opt, filecheck, test = sys.argv[1:]
+    # Absolute paths: the commands run in the test's folder.
+    tsl, tsl_opt, filecheck, test = (os.path.abspath(a) if os.sep in a else a for a in sys.argv[1:])
     commands = run_lines(test)
     if not commands:
         print(f"{test}: no RUN lines", file=sys.stderr)
@@ -46,9 +49,11 @@ def main():
             expanded = (command.replace("%tsl-opt", tsl_opt).replace("%tsl", tsl)
                         .replace("%FileCheck", filecheck + " --dump-input=fail")
                         .replace("%dot", "dot").replace("%s", test)
-                        .replace("%t", os.path.join(scratch, f"t{i}")))
-            expanded = re.sub(r"(^|\|\s*)not\s+", r"\1! ", expanded)
-            result = subprocess.run(["bash", "-c", "set -o pipefail; " + expanded],
+                        .replace("%t", os.path.join(scratch, "t")))
+            # `not` negates its own command only (bash's `!` would negate the whole
+            # pipeline, hiding a FileCheck failure after it); a crash is no failure.
+            prelude = "set -o pipefail; not() { \"$@\"; local s=$?; [ $s -ne 0 ] && [ $s -lt 128 ]; }; "
+            result = subprocess.run(["bash", "-c", prelude + expanded],
                                     capture_output=True, text=True, cwd=os.path.dirname(test))
             if result.returncode != 0:
                 print(f"{test}: RUN line {i + 1} failed (status {result.returncode}):\n  {expanded}",
