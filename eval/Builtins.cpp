@@ -93,6 +93,7 @@ void registerBuiltins(Interp& interp) {
   builtins::registerCoreBuiltins(interp);
   builtins::registerTensorBuiltins(interp); // after the others: it extends get and astype
   builtins::registerCompileBuiltins(interp);
+  builtins::registerAutodiffBuiltins(interp);
   for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "slurp", "load-csv", "load-npy",
                            "eval", "read-string", "gensym"}) {
     const Var* var = interp.core().find(name);

@@ -51,5 +51,6 @@ void registerCollectionBuiltins(Interp& interp);
 void registerCoreBuiltins(Interp& interp);
 void registerTensorBuiltins(Interp& interp);
 void registerCompileBuiltins(Interp& interp);
+void registerAutodiffBuiltins(Interp& interp);
 
 } // namespace tsl::builtins

@@ -21,7 +21,7 @@ namespace {
 Value unaryCall(UnaryOp op, const CallContext& cx, const Value& x) {
   if (x.isTraced()) {
     const Value* operands[] = {&x};
-    return x.traced().tracer()->emit(opKind(op), NoAttrs{}, operands, cx.span);
+    return activeTracer(x).emit(opKind(op), NoAttrs{}, operands, cx.span);
   }
   if (!x.isTensor()) badArgument(cx, 0, "a tensor", x);
   return Value(applyUnary(op, x.tensor()));
@@ -43,7 +43,7 @@ Value treeCall(const Value& a, const Value& b, const Span& span) {
 
 /// Under jit: the operation on a traced operand becomes IR.
 Value emitTraced(OpKind kind, const Value& a, const Value& b, const Span& span) {
-  Tracer* tracer = (a.isTraced() ? a : b).traced().tracer();
+  Tracer* tracer = &activeTracer(a.isTraced() ? a : b);
   const Value* operands[] = {&a, &b};
   return tracer->emit(kind, NoAttrs{}, operands, span);
 }

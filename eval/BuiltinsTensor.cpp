@@ -20,7 +20,7 @@ namespace {
 
 Value runCall(const CallContext& cx, const OpCall& call) {
   for (const Value* v : call.operands)
-    if (v->isTraced()) return v->traced().tracer()->emit(call.kind, call.attrs, call.operands, cx.span);
+    if (v->isTraced()) return activeTracer(*v).emit(call.kind, call.attrs, call.operands, cx.span);
   // Under jit, creation operations become IR too (fold-constants turns small ones into
   // constants), so a large (zeros [4096 4096]) is not baked into the program.
   if (Tracer* tracer = cx.interp.tracer(); tracer && opInfo(call.kind).has(kCreation))
@@ -112,7 +112,7 @@ void registerTensorBuiltins(Interp& interp) {
     if (args[0].isTraced()) { // under jit: one slice operation per part
       const Value* x = &args[0];
       for (auto& ranges : splitRanges(staticShape(cx, args[0]), n, along))
-        parts.push_back(x->traced().tracer()->emit(OpKind::Slice, SliceAttrs{std::move(ranges)},
+        parts.push_back(activeTracer(*x).emit(OpKind::Slice, SliceAttrs{std::move(ranges)},
                                                    std::span<const Value* const>(&x, 1), cx.span));
       return makeVector(std::move(parts));
     }

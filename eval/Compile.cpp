@@ -1,6 +1,8 @@
 // eval/Compile.cpp — lowering functions for a signature, jit versions, running them.
 #include "eval/Compile.h"
 
+#include "eval/Differentiate.h"
+
 #include "compiler/Interpreter.h"
 #include "eval/Interp.h"
 #include "eval/Printer.h"
@@ -9,6 +11,7 @@
 #include "parser/Syntax.h"
 
 #include <algorithm>
+#include <unordered_set>
 #include <iostream>
 
 namespace tsl {
@@ -61,6 +64,22 @@ ir::Type leafType(const Value& leaf) {
   return ir::Type::of(t.dtype(), t.shape());
 }
 
+/// Drops the functions `entry` no longer calls (derivatives inlined into it).
+void pruneFunctions(ir::Module& module, const ir::Function& entry) {
+  std::unordered_set<const ir::Function*> reached{&entry};
+  std::vector<const ir::Function*> work{&entry};
+  while (!work.empty()) {
+    const ir::Function* f = work.back();
+    work.pop_back();
+    ir::walk(f->body(), [&](ir::Operation& op) {
+      if (!op.code().is(ir::Structural::Call)) return;
+      if (const ir::Function* g = module.find(op.callee()); g && reached.insert(g).second) work.push_back(g);
+    });
+  }
+  auto& functions = module.functions();
+  std::erase_if(functions, [&](const std::unique_ptr<ir::Function>& f) { return !reached.count(f.get()); });
+}
+
 /// A compiled function returns tensors and data; a function it made may hold traced
 /// values that exist only while compiling.
 void rejectFunctions(const TreeShape& shape, const Span& span) {
@@ -108,7 +127,10 @@ Lowered lowerImpl(Interp& interp, const Value& fn, Signature signature, const Sp
   }
   out.signature = std::move(signature);
   ir::verify(*out.module);
-  if (options.optimize) optimize(interp, *out.module, options.pipeline ? *options.pipeline : ir::interpPipeline());
+  if (options.optimize) {
+    optimize(interp, *out.module, options.pipeline ? *options.pipeline : ir::interpPipeline());
+    pruneFunctions(*out.module, function);
+  }
   return out;
 }
 
@@ -247,6 +269,10 @@ std::string Signature::difference(const Signature& other) const {
 
 std::vector<std::string> parameterNames(const Value& fn) {
   std::vector<std::string> names;
+  // A derivative function takes its function's arguments (and names them alike).
+  if (fn.isFunction() && fn.function().functionKind() == FunctionObj::Kind::Builtin)
+    if (const auto* diff = dynamic_cast<const DiffState*>(static_cast<const BuiltinObj&>(fn.function()).state()))
+      return parameterNames(diff->function());
   if (!fn.isFunction() || fn.function().functionKind() != FunctionObj::Kind::Closure) return names;
   const Lambda& lambda = *static_cast<const ClosureObj&>(fn.function()).lambda();
   if (!lambda.source || !lambda.source->isList()) return names;
@@ -368,15 +394,16 @@ const Lowered& JitState::version(Interp& interp, Args args, const Span& span) {
   if (!staticArgs_.empty() && args.size() < staticArgs_.size())
     fail(ErrorKind::Type, "jit: :static names position ", staticArgs_.size() - 1, " (counted from 0) but the call passes ",
          args.size(), args.size() == 1 ? " argument" : " arguments");
-  const std::vector<std::string> names = parameterNames(fn_);
+  const std::vector<std::string> names = parameterNames(function());
   Signature sig = Signature::of(args, names, staticArgs_, fix_);
   for (const auto& v : versions_)
     if (v->signature == sig) return *v;
-  const std::string name = fn_.isFunction() && !fn_.function().name().empty() ? fn_.function().name() : "fn";
+  const Value fn = function();
+  const std::string name = !fn.function().name().empty() ? fn.function().name() : "fn";
   LowerOptions options;
   options.staticArgs = staticArgs_;
   options.fix = fix_;
-  auto lowered = std::make_unique<Lowered>(lowerFunction(interp, fn_, args, span, options));
+  auto lowered = std::make_unique<Lowered>(lowerFunction(interp, fn, args, span, options));
   std::string fixed;
   if (!(lowered->signature == sig)) {
     // Lowering had to fix leaves by value: from now on they are part of every signature.
@@ -404,7 +431,7 @@ Value JitState::call(Interp& interp, Args args, const Span& span) {
   // Inside a function being compiled, a jit function is just its function: its body
   // becomes part of the caller's IR.
   for (const Value& arg : args)
-    if (Tracer::containsTraced(arg)) return interp.apply(fn_, args, span);
+    if (Tracer::containsTraced(arg)) return interp.apply(function(), args, span);
   return version(interp, args, span).run(interp, args, span);
 }
 

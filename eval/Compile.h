@@ -96,7 +96,10 @@ class JitState final : public BuiltinState {
 public:
   JitState(Value fn, std::string target, std::vector<bool> staticArgs)
       : fn_(std::move(fn)), target_(std::move(target)), staticArgs_(std::move(staticArgs)) {}
-  const Value& function() const { return fn_; }
+  /// The compiled versions of a builtin that lowers itself (a derivative function): it is
+  /// referred to, not held, so the builtin that owns this state is not kept alive by it.
+  explicit JitState(const FunctionObj& self) : self_(&self), target_("interp") {}
+  Value function() const { return self_ ? Value(self_) : fn_; }
   const std::string& target() const { return target_; }
   /// Finds or compiles the version for `args` and runs it.
   Value call(Interp& interp, Args args, const Span& span);
@@ -108,6 +111,7 @@ public:
 
 private:
   Value fn_;
+  const FunctionObj* self_ = nullptr;
   std::string target_;
   std::vector<bool> staticArgs_;
   FixLevel fix_ = FixLevel::None; ///< raised once lowering needed the value of a leaf

@@ -130,7 +130,7 @@ Value DefNode::eval(Interp& interp, Frame& frame) const {
 Value IfNode::eval(Interp& interp, Frame& frame) const {
   const Value cond = cond_->eval(interp, frame);
   if (cond.isTraced())
-    return cond.traced().tracer()->stageIf(
+    return activeTracer(cond).stageIf(
         cond, [&] { return then_->eval(interp, frame); }, [&] { return else_->eval(interp, frame); }, span());
   bool truth;
   try {
@@ -161,8 +161,8 @@ Value LogicNode::evalFrom(Interp& interp, Frame& frame, size_t first) const {
       // (and a b): b if a is true, else a; (or a b): a if true, else b.
       auto rest = [&] { return evalFrom(interp, frame, i + 1); };
       auto self = [&] { return value; };
-      return isAnd_ ? value.traced().tracer()->stageIf(value, rest, self, span())
-                    : value.traced().tracer()->stageIf(value, self, rest, span());
+      return isAnd_ ? activeTracer(value).stageIf(value, rest, self, span())
+                    : activeTracer(value).stageIf(value, self, rest, span());
     }
     bool truth;
     try {

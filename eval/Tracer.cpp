@@ -20,7 +20,7 @@ bool isLeaf(const Value& v) { return v.isTensorLike(); }
 /// whose type depends on what it meets.
 std::optional<ir::Type> strongType(const Value& v) {
   if (v.isTraced()) {
-    if (v.traced().tracer()->isWeak(v.traced().value())) return std::nullopt;
+    if (weakTraced(v)) return std::nullopt;
     return tracedType(v);
   }
   const Tensor& t = v.tensor();
@@ -134,7 +134,7 @@ int64_t tracedLength(const Value& v) {
 }
 
 Value tracedRow(const Value& v, int64_t i) {
-  Tracer& tracer = *v.traced().tracer();
+  Tracer& tracer = activeTracer(v);
   const Value* operand = &v;
   return tracer.emit(OpKind::Index, IndexAttrs{{i}}, std::span<const Value* const>(&operand, 1), tracer.function().span());
 }
@@ -192,11 +192,34 @@ bool Tracer::containsTraced(const Value& v) {
   return false;
 }
 
+Tracer& Tracer::active() const { return *interp_.tracer(); }
+
+Tracer& activeTracer(const Value& traced) { return traced.traced().tracer()->active(); }
+
+bool weakTraced(const Value& traced) { return traced.traced().tracer()->isWeak(traced.traced().value()); }
+
+ir::Value* Tracer::lift(const Value& v) {
+  ir::Value* value = v.traced().value();
+  if (auto it = liftedIndex_.find(value); it != liftedIndex_.end()) return it->second;
+  // The value in the enclosing function, lifted there first if it comes from further out.
+  ir::Value* outer = v.traced().tracer() == previous_ ? value : previous_->lift(v);
+  ir::Value* param = function_.body().addArgument(value->type(), value->name());
+  if (weakTraced(v)) markWeak(param);
+  lifted_.emplace_back(outer, param);
+  liftedIndex_[value] = param;
+  return param;
+}
+
 ir::Value* Tracer::materialize(const Value& v, std::optional<DType> weakAs, const Span& span) {
   if (v.isTraced()) {
-    if (v.traced().tracer() != this)
-      fail(ErrorKind::Type, "jit: a traced value of another compilation was used here (did one escape a jit?)");
     ir::Value* value = v.traced().value();
+    if (v.traced().tracer() != this) {
+      bool enclosing = false;
+      for (const Tracer* t = this; t && t->nested(); t = t->previous_) enclosing |= t->previous_ == v.traced().tracer();
+      if (!enclosing)
+        fail(ErrorKind::Type, "jit: a traced value of another compilation was used here (did one escape a jit?)");
+      value = lift(v);
+    }
     if (isWeak(value)) {
       // A weak parameter (held as i64 or f64) becomes the dtype the literal would.
       const DType want = weakAs ? *weakAs : concreteDType(TypeKey{value->type().dtype, true});
@@ -211,7 +234,9 @@ ir::Value* Tracer::materialize(const Value& v, std::optional<DType> weakAs, cons
   Tensor t = v.tensor();
   if (t.isScalar()) t = weakAs && t.weak() ? t.castScalar(*weakAs) : t.strengthened();
   if (t.numel() <= kMaxConstantElements) return builder_.constant(t, span);
-  // Large: a hidden parameter, one per distinct tensor.
+  // Large: a nested function receives it from the enclosing one; the outermost takes it as
+  // a hidden parameter, one per distinct tensor.
+  if (nested()) return lift(previous_->wrap(previous_->materialize(Value(t), std::nullopt, span)));
   const void* key = t.data();
   if (auto it = hiddenByData_.find(key); it != hiddenByData_.end() && it->second->type() == ir::Type::of(t.dtype(), t.shape()))
     return it->second;
@@ -242,7 +267,7 @@ Value Tracer::emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* con
     std::vector<TensorType> types;
     for (size_t i = 0; i < operands.size(); ++i) {
       const Value& v = *operands[i];
-      const bool weak = v.isTraced() ? isWeak(v.traced().value()) : v.tensor().weak();
+      const bool weak = v.isTraced() ? weakTraced(v) : v.tensor().weak();
       if (!weak && !(kind == OpKind::Where && i == 0)) {
         types.clear();
         break;
@@ -264,7 +289,7 @@ Value Tracer::emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* con
     if (joined) {
       if (operand->isTensor() && operand->tensor().weak())
         weakAs = promoteTypes(operand->tensor().typeKey(), *joined).dtype;
-      else if (operand->isTraced() && isWeak(operand->traced().value()))
+      else if (operand->isTraced() && weakTraced(*operand))
         weakAs = promoteTypes(TypeKey{tracedType(*operand).dtype, true}, *joined).dtype;
     }
     irOperands.push_back(materialize(*operand, weakAs, span));
@@ -364,7 +389,7 @@ Value Tracer::stageIf(const Value& cond, const std::function<Value()>& thenBranc
   if (type.rank() != 0)
     throw Error(ErrorKind::Type, cat("a condition must be a scalar, got a traced tensor of type ", type.str()), span);
   if (type.dtype != DType::Bool) return thenBranch(); // a number is true, whatever its value (§3)
-  ir::Operation& op = *builder_.create(ir::OpCode::of(ir::Structural::If), {cond.traced().value()}, {}, span);
+  ir::Operation& op = *builder_.create(ir::OpCode::of(ir::Structural::If), {materialize(cond, DType::Bool, span)}, {}, span);
   ir::Block& thenBlock = op.addRegion().block();
   ir::Block& elseBlock = op.addRegion().block();
   struct Depth {

@@ -60,7 +60,17 @@ public:
   ~Tracer();
 
   ir::Function& function() const { return function_; }
+  ir::Module& module() const { return module_; }
   ir::Builder& builder() { return builder_; }
+
+  /// The tracer lowering now: this one, or one nested in it (a derivative's function
+  /// being lowered inside the function that takes the derivative).
+  Tracer& active() const;
+  /// A nested tracer: lowers another function of the same module, called from this one's.
+  bool nested() const { return previous_ && &previous_->module_ == &module_; }
+  /// The values of enclosing functions this (nested) function received as parameters,
+  /// with the enclosing function's value each stands for, in parameter order.
+  const std::vector<std::pair<ir::Value*, ir::Value*>>& lifted() const { return lifted_; }
 
   /// A TSL value standing for an IR value.
   Value wrap(ir::Value* value);
@@ -127,6 +137,10 @@ private:
   std::vector<Tensor> hidden_;
   std::unordered_map<const void*, ir::Value*> hiddenByData_;
   std::unordered_set<const ir::Value*> weak_;
+  /// A value of an enclosing tracer's function as a parameter of this nested one.
+  ir::Value* lift(const Value& v);
+  std::vector<std::pair<ir::Value*, ir::Value*>> lifted_; ///< (outer value, parameter)
+  std::unordered_map<const ir::Value*, ir::Value*> liftedIndex_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true); ///< false once the tracer is gone
   /// The loops and recurring fns running, innermost last: the target of a recur.
   struct RecurTarget {
@@ -143,6 +157,11 @@ private:
   std::string effect_;
   std::unique_ptr<Outcome> pending_; ///< what the last recur under a staged loop produced
 };
+
+/// The tracer a traced value's operations must go to (the one lowering now).
+Tracer& activeTracer(const Value& traced);
+/// Whether a traced value is a weak (bare-number) one.
+bool weakTraced(const Value& traced);
 
 /// The type of a traced value ("f32[2,3]").
 std::string tracedTypeName(const Value& v);
