@@ -6,6 +6,9 @@ set(TSL_WARNINGS -Wall -Wextra -Wno-unused-parameter)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   # GCC 12 reports std::string concatenation falsely (GCC bug 105329).
   list(APPEND TSL_WARNINGS -Wno-restrict)
+elseif(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  # libstdc++ 12's std::stable_sort calls its own deprecated get_temporary_buffer.
+  list(APPEND TSL_WARNINGS -Wno-deprecated-declarations)
 endif()
 
 # The sanitizer build (the asan preset uses clang-19) also instruments everything for

@@ -47,7 +47,7 @@ struct RecurTarget {
 
 class Analyzer {
 public:
-  Analyzer(Interp& interp, Namespace& ns) : interp_(interp), ns_(ns) {}
+  Analyzer(Interp&, Namespace& ns) : ns_(ns) {}
 
   TopLevelCode topLevel(const SyntaxPtr& form) {
     NodePtr node = analyze(form, false);
@@ -347,7 +347,6 @@ private:
     return std::make_unique<DefNode>(var, std::move(value), std::move(doc), form->span());
   }
 
-  Interp& interp_;
   Namespace& ns_;
   Scope top_;
   Scope* scope_ = &top_;

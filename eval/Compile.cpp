@@ -390,15 +390,14 @@ Value Lowered::run(Interp& interp, Args args, const Span& span) const {
 
 // ---- jit ----
 
-const Lowered& JitState::version(Interp& interp, Args args, const Span& span) {
+const Lowered& JitState::version(Interp& interp, const Value& fn, Args args, const Span& span) {
   if (!staticArgs_.empty() && args.size() < staticArgs_.size())
     fail(ErrorKind::Type, "jit: :static names position ", staticArgs_.size() - 1, " (counted from 0) but the call passes ",
          args.size(), args.size() == 1 ? " argument" : " arguments");
-  const std::vector<std::string> names = parameterNames(function());
+  const std::vector<std::string> names = parameterNames(fn);
   Signature sig = Signature::of(args, names, staticArgs_, fix_);
   for (const auto& v : versions_)
     if (v->signature == sig) return *v;
-  const Value fn = function();
   const std::string name = !fn.function().name().empty() ? fn.function().name() : "fn";
   LowerOptions options;
   options.staticArgs = staticArgs_;
@@ -427,12 +426,12 @@ const Lowered& JitState::version(Interp& interp, Args args, const Span& span) {
   return *versions_.back();
 }
 
-Value JitState::call(Interp& interp, Args args, const Span& span) {
+Value JitState::callWith(Interp& interp, const Value& fn, Args args, const Span& span) {
   // Inside a function being compiled, a jit function is just its function: its body
   // becomes part of the caller's IR.
   for (const Value& arg : args)
-    if (Tracer::containsTraced(arg)) return interp.apply(function(), args, span);
-  return version(interp, args, span).run(interp, args, span);
+    if (Tracer::containsTraced(arg)) return interp.apply(fn, args, span);
+  return version(interp, fn, args, span).run(interp, args, span);
 }
 
 std::string JitState::explain() const {

@@ -96,22 +96,23 @@ class JitState final : public BuiltinState {
 public:
   JitState(Value fn, std::string target, std::vector<bool> staticArgs)
       : fn_(std::move(fn)), target_(std::move(target)), staticArgs_(std::move(staticArgs)) {}
-  /// The compiled versions of a builtin that lowers itself (a derivative function): it is
-  /// referred to, not held, so the builtin that owns this state is not kept alive by it.
-  explicit JitState(const FunctionObj& self) : self_(&self), target_("interp") {}
-  Value function() const { return self_ ? Value(self_) : fn_; }
+  /// Versions of functions given at each call (callWith): a derivative function's compiled
+  /// versions, shared by every derivative builtin made for the same function.
+  JitState() : target_("interp") {}
+  const Value& function() const { return fn_; }
   const std::string& target() const { return target_; }
   /// Finds or compiles the version for `args` and runs it.
-  Value call(Interp& interp, Args args, const Span& span);
-  /// The version for `args`, compiling it if needed.
-  const Lowered& version(Interp& interp, Args args, const Span& span);
+  Value call(Interp& interp, Args args, const Span& span) { return callWith(interp, fn_, args, span); }
+  /// The same, lowering `fn` when a version must be compiled.
+  Value callWith(Interp& interp, const Value& fn, Args args, const Span& span);
+  /// The version of `fn` for `args`, compiling it if needed.
+  const Lowered& version(Interp& interp, const Value& fn, Args args, const Span& span);
   /// What the last compilation was for, and why it was needed.
   std::string explain() const;
   size_t versions() const { return versions_.size(); }
 
 private:
   Value fn_;
-  const FunctionObj* self_ = nullptr;
   std::string target_;
   std::vector<bool> staticArgs_;
   FixLevel fix_ = FixLevel::None; ///< raised once lowering needed the value of a leaf

@@ -50,10 +50,24 @@ ir::Value* argument(Tracer& outer, const Leaf& leaf, const Span& span) {
 
 } // namespace
 
+/// Functions whose derivatives' compiled versions are kept.
+constexpr size_t kMaxCachedDerivatives = 256;
+
 Value DiffState::call(Interp& interp, Args args, const Span& span) {
   if (interp.tracer()) return trace(interp, args, span);
-  TSL_ASSERT(eager_, "a derivative function without its builtin");
-  return eager_->call(interp, args, span);
+  TSL_ASSERT(self_, "a derivative function without its builtin");
+  // The compiled versions are kept per function, kind and :argnums, not per builtin.
+  std::string key = cat(static_cast<const void*>(fn_.object()), "/", static_cast<int>(kind_), vector_ ? "v" : "s");
+  for (size_t a : argnums_) key += cat(",", a);
+  auto& entry = interp.derivativeVersions()[key];
+  if (!entry.second) {
+    if (interp.derivativeVersions().size() > kMaxCachedDerivatives) { // forget them all, rarely
+      interp.derivativeVersions().clear();
+      return call(interp, args, span);
+    }
+    entry = {fn_, std::make_shared<JitState>()};
+  }
+  return static_cast<JitState&>(*entry.second).callWith(interp, Value(self_), args, span);
 }
 
 Value DiffState::trace(Interp& interp, Args args, const Span& span) {

@@ -6,7 +6,8 @@
 // enclosing function it uses become parameters), takes that function's vjp or jvp
 // (autodiff/), and emits a call of it: so (grad (grad f)) and (jit (grad f)) are programs
 // like any other. Called from eager code, it lowers itself for the arguments' signature
-// through a JitState of its own — compiled once per signature, then run on :interp.
+// through the interpreter's versions of derivatives of that function (one JitState per
+// function, kind and :argnums, so (grad f) written afresh inside a loop compiles once).
 #pragma once
 
 #include "eval/Compile.h"
@@ -25,7 +26,7 @@ public:
   DiffState(Value fn, Kind kind, std::vector<size_t> argnums, bool vectorOfGrads)
       : fn_(std::move(fn)), kind_(kind), argnums_(std::move(argnums)), vector_(vectorOfGrads) {}
   /// The builtin this state belongs to (eager calls compile it).
-  void bind(const FunctionObj& self) { eager_.emplace(self); }
+  void bind(const FunctionObj& self) { self_ = &self; }
 
   const Value& function() const { return fn_; }
   /// Runs the derivative: emitted into the lowering in progress if any argument is traced,
@@ -39,7 +40,7 @@ private:
   Kind kind_;
   std::vector<size_t> argnums_;
   bool vector_; ///< :argnums was a vector: the gradients come as a vector
-  std::optional<JitState> eager_;
+  const FunctionObj* self_ = nullptr;
 };
 
 } // namespace tsl

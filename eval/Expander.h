@@ -47,7 +47,7 @@ private:
   SyntaxPtr expandImport(const SyntaxPtr& form);
   SyntaxPtr expandBody(std::vector<SyntaxPtr>& out, const SyntaxPtr& form, size_t from);
   SyntaxPtr quasiquote(const SyntaxPtr& form, int depth);
-  SyntaxPtr callMacro(const SyntaxPtr& form, const class Var& macro);
+  SyntaxPtr callMacro(const SyntaxPtr& form, const struct Var& macro);
 
   /// Whether `name` is bound by an enclosing fn, let or loop (locals shadow macros).
   bool isLocal(std::string_view name) const;

@@ -294,8 +294,7 @@ Value Interp::callClosure(const ClosureObj& closure, Args args, const Span& span
       bool traced = false;
       for (const Value& v : initial) traced |= Tracer::containsTraced(v);
       auto body = [&] { return lambda.body->eval(*this, frame); };
-      if (!traced)
-        if (std::optional<Value> result = tracer_->runStaticLoop(body, span)) return *result;
+      if (std::optional<Value> result = tracer_->runStaticLoop(body, span, Tracer::unrollLimit(traced))) return *result;
       for (size_t i = 0; i < targets.size(); ++i) targets[i]->bind(initial[i], slots);
       return tracer_->stageLoop(frame, targets, initial, body, lambda.span);
     }

@@ -109,6 +109,11 @@ public:
   using CallObserver = std::function<void(const Value& fn, Args args, const Value& result, const Span& span)>;
   void setCallObserver(CallObserver observer) { callObserver_ = std::move(observer); }
 
+  /// Compiled versions of derivative functions, by function, kind and :argnums (the
+  /// function is held so the key's address stays its own) (eval/Differentiate.cpp).
+  using DerivativeVersions = std::map<std::string, std::pair<Value, std::shared_ptr<BuiltinState>>>;
+  DerivativeVersions& derivativeVersions() { return derivativeVersions_; }
+
   /// The debugging switches every compilation obeys (eval/Compile.h).
   CompileDebug& compileDebug() { return *compileDebug_; }
 
@@ -138,6 +143,7 @@ private:
   Tracer* tracer_ = nullptr;
   std::unique_ptr<CompileDebug> compileDebug_;
   CallObserver callObserver_;
+  DerivativeVersions derivativeVersions_;
   SourceManager sources_;
   std::atomic<bool> interrupted_{false};
   int depth_ = 0;

@@ -185,7 +185,7 @@ Value LetNode::eval(Interp& interp, Frame& frame) const {
 
 Value LoopNode::eval(Interp& interp, Frame& frame) const {
   if (Tracer* tracer = interp.tracer()) {
-    // Under jit, a loop over traced values becomes a while; others run now.
+    // Under jit, a loop whose trip count depends on traced values becomes a while.
     std::vector<Value> initial;
     bool traced = false;
     for (const Binding& binding : bindings_) {
@@ -193,12 +193,11 @@ Value LoopNode::eval(Interp& interp, Frame& frame) const {
       binding.pattern.bind(initial.back(), frame.slots);
       traced |= Tracer::containsTraced(initial.back());
     }
+    // Run it as written (unrolled) unless its trip count depends on traced values.
     auto body = [&] { return body_->eval(interp, frame); };
-    if (!traced) {
-      if (std::optional<Value> result = tracer->runStaticLoop(body, span())) {
-        releaseSlots(frame.slots, firstSlot_, endSlot_);
-        return *result;
-      }
+    if (std::optional<Value> result = tracer->runStaticLoop(body, span(), Tracer::unrollLimit(traced))) {
+      releaseSlots(frame.slots, firstSlot_, endSlot_);
+      return *result;
     }
     std::vector<const Pattern*> targets;
     for (const Binding& binding : bindings_) targets.push_back(&binding.pattern);

@@ -302,6 +302,12 @@ Value Tracer::emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* con
   return wrap(builder_.primitive(kind, attrs, std::move(irOperands), span));
 }
 
+/// How many iterations of a loop over traced values are unrolled before it is staged as a
+/// while instead (a loop over layers unrolls; a long one stays compact).
+constexpr int64_t kMaxUnrolled = 256;
+
+int64_t Tracer::unrollLimit(bool traced) { return traced ? kMaxUnrolled : INT64_MAX; }
+
 // ---- if ----
 
 Tracer::Outcome Tracer::branch(ir::Block& block, const std::function<Value()>& fn) {
@@ -356,18 +362,20 @@ bool Tracer::noteRecur(std::span<const Value> values) {
   return true;
 }
 
-std::optional<Value> Tracer::runStaticLoop(const std::function<Value()>& body, const Span& span) {
+std::optional<Value> Tracer::runStaticLoop(const std::function<Value()>& body, const Span& span,
+                                           int64_t maxIterations) {
   const size_t depth = targets_.size();
   targets_.push_back({nullptr, branchDepth_, depth});
   ir::Block& block = builder_.block();
   const size_t mark = block.ops().size();
   try {
-    for (;;) {
+    for (int64_t iteration = 1;; ++iteration) {
       Value result = body();
       if (!result.isRecur()) {
         targets_.resize(depth);
         return result;
       }
+      if (iteration >= maxIterations) throw Restage{depth};
       interp_.poll(span);
     }
   } catch (const Restage& restage) {

@@ -22,6 +22,7 @@
 #include "eval/Nodes.h"
 #include "ir/Builder.h"
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <unordered_map>
@@ -92,10 +93,14 @@ public:
   /// the bindings bound in `frame`.
   Value stageLoop(Frame& frame, std::span<const Pattern* const> targets, const std::vector<Value>& initial,
                   const std::function<Value()>& body, const Span& span);
-  /// Runs a loop (or recurring fn) whose bindings hold no traced values the ordinary way,
-  /// `body` evaluating one iteration. Returns nullopt, with what it emitted undone, if a
-  /// recur turns out to depend on a traced condition: then the loop must be staged.
-  std::optional<Value> runStaticLoop(const std::function<Value()>& body, const Span& span);
+  /// Runs a loop (or recurring fn) the ordinary way — unrolled, traced values flowing
+  /// through its bindings — `body` evaluating one iteration. Returns nullopt, with what it
+  /// emitted undone, if a recur turns out to depend on a traced condition (its trip count
+  /// is data-dependent) or after `maxIterations`: then the loop must be staged as a while.
+  std::optional<Value> runStaticLoop(const std::function<Value()>& body, const Span& span,
+                                     int64_t maxIterations = INT64_MAX);
+  /// The maxIterations for a loop whose bindings hold traced values (or not).
+  static int64_t unrollLimit(bool traced);
   /// Called by every `recur` while tracing: true if it belongs to a staged loop (which
   /// takes its values; the bindings must not change), false if it rebinds as usual.
   bool noteRecur(std::span<const Value> values);

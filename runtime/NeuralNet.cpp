@@ -276,7 +276,7 @@ void accumulateRow(C* acc, const T* src, int64_t begin, int64_t end, int64_t str
     if constexpr (kind == PoolKind::Max)
       // NaN wins and stays (as in PyTorch): once a is NaN, v > a is false. A select, not
       // a branch, so the loop vectorises and random data costs no mispredictions.
-      a = (v > a) | (v != v) ? v : a;
+      a = ((v > a) | (v != v)) ? v : a;
     else
       a += v;
   };

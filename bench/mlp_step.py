@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""bench/mlp_step.py — one MLP training step in TSL beside PyTorch, in one script.
+
+The step: an MLP 784-256-256-10 with relu, cross-entropy on a batch of 128, the gradient
+of every parameter, and a plain SGD update (lr 0.01). TSL runs it two ways
+(bench/mlp-step.tsl): "eager" — (value-and-grad loss) compiled once per signature and
+run on :interp, then optim/sgd operation by operation — and "jit", the whole step
+compiled with jit :interp. PyTorch (Debian's python3-torch) runs it eagerly with
+autograd, on as many threads as TSL's pool (TSL_NUM_THREADS, else the core count).
+
+Each side reports the median of 21 steps after two warm-up steps; the ratio is
+TSL / PyTorch (below 1: TSL is faster).
+
+    /usr/bin/python3 bench/mlp_step.py [path/to/tsl]
+"""
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNS = 21
+
+
+def torch_step_time(threads):
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256),
+                                torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    x = torch.randn(128, 784)
+    y = torch.randint(0, 10, (128,))
+
+    def step():
+        optimizer.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss.item()
+
+    step()
+    step()
+    times = []
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main():
+    tsl = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "build", "release", "repl", "tsl")
+    threads = int(os.environ.get("TSL_NUM_THREADS", os.cpu_count() or 1))
+    out = subprocess.run([tsl, "run", os.path.join(HERE, "mlp-step.tsl")], check=True, capture_output=True,
+                         text=True).stdout
+    ours = {line.split()[0]: float(line.split()[1]) for line in out.splitlines() if line.strip()}
+    theirs = torch_step_time(threads)
+    print(f"PyTorch {torch.__version__} on {threads} threads; TSL threads: {os.environ.get('TSL_NUM_THREADS', 'all')}")
+    print(f"{'mode':<12}{'TSL':>12}{'PyTorch':>12}{'ratio':>8}")
+    for mode in ["eager", "jit"]:
+        print(f"{mode:<12}{ours[mode] * 1e3:>9.3f} ms{theirs * 1e3:>9.3f} ms{ours[mode] / theirs:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
