@@ -58,22 +58,23 @@ ir::Value* Emit::sumTo(ir::Value* v, const ir::Type& target) {
   if (from.dims == target.dims) return v;
   const int lead = from.rank() - target.rank();
   if (lead < 0) fail(ErrorKind::Internal, "autodiff: cannot sum ", from.str(), " to ", target.str());
-  std::vector<int64_t> axes;
-  for (int i = 0; i < from.rank(); ++i) {
-    if (i < lead) {
-      axes.push_back(i);
-      continue;
-    }
+  // The axes a broadcast added (leading: summed away) and stretched (size 1: kept).
+  std::vector<int64_t> leading, stretched;
+  for (int i = 0; i < lead; ++i) leading.push_back(i);
+  for (int i = lead; i < from.rank(); ++i) {
     const ir::Dim& t = target.dims[static_cast<size_t>(i - lead)];
-    if (!t.symbolic() && t.size == 1 && !(from.dims[static_cast<size_t>(i)] == t)) axes.push_back(i);
+    if (!t.symbolic() && t.size == 1 && !(from.dims[static_cast<size_t>(i)] == t)) stretched.push_back(i - lead);
   }
-  ir::Value* summed = axes.empty() ? v : sum(v, axes, true);
-  if (summed->type().dims == target.dims) return summed;
-  return reshape(summed, target);
+  ir::Value* out = leading.empty() ? v : sum(v, leading, false);
+  if (!stretched.empty()) out = sum(out, stretched, true);
+  if (out->type().dims == target.dims) return out;
+  return reshape(out, target);
 }
 
-ir::Value* Emit::broadcastTo(ir::Value* v, const ir::Type& target) {
+ir::Value* Emit::broadcastTo(ir::Value* v, const ir::Type& target, ir::Value* like) {
   if (v->type().dims == target.dims) return v;
+  if (!target.concrete() && like) // where(true, v, like): v's values in like's shape
+    return cast(where(scalar(1, DType::Bool), v, cast(like, v->type().dtype)), v->type().dtype);
   return op(OpKind::BroadcastTo, ShapeAttrs{concreteDims(target, "a broadcast")}, {v});
 }
 

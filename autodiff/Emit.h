@@ -46,7 +46,9 @@ public:
   /// Sums v over the axes a broadcast to v's shape added or stretched, so it has
   /// `target`'s shape (the cotangent of a broadcast operand).
   ir::Value* sumTo(ir::Value* v, const ir::Type& target);
-  ir::Value* broadcastTo(ir::Value* v, const ir::Type& target);
+  /// v broadcast to `target`'s shape; `like` (a value of that shape) makes symbolic
+  /// shapes possible.
+  ir::Value* broadcastTo(ir::Value* v, const ir::Type& target, ir::Value* like = nullptr);
   ir::Value* reshape(ir::Value* v, const ir::Type& target);
   ir::Value* sum(ir::Value* v, std::vector<int64_t> axes, bool keepDims);
   ir::Value* mean(ir::Value* v, std::vector<int64_t> axes, bool keepDims);

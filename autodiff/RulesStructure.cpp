@@ -40,17 +40,16 @@ std::vector<int64_t> reducedAxes(const ReduceAttrs& a, int rank) {
 /// The reduced result (or its cotangent) with the reduced axes back as size 1.
 V keepDims(Emit& e, V v, const ir::Type& input, const ReduceAttrs& a) {
   if (a.keepDims) return v;
-  ir::Type kept = input;
-  kept.dtype = dt(v);
-  for (int64_t axis : reducedAxes(a, input.rank())) kept.dims[static_cast<size_t>(axis)] = ir::Dim{1, {}};
-  return e.reshape(v, kept);
+  // expand_dims at each reduced axis, in increasing order (no sizes needed).
+  for (int64_t axis : reducedAxes(a, input.rank())) v = e.op(OpKind::ExpandDims, AxisAttrs{axis}, {v});
+  return v;
 }
 
 /// ct spread over x's shape.
 V spread(Emit& e, const Primal& p, V ct) {
   ir::Type target = p.x[0]->type();
   target.dtype = dt(ct);
-  return e.broadcastTo(keepDims(e, ct, p.x[0]->type(), attrs<ReduceAttrs>(p)), target);
+  return e.broadcastTo(keepDims(e, ct, p.x[0]->type(), attrs<ReduceAttrs>(p)), target, p.x[0]);
 }
 
 int64_t reducedCount(const Primal& p) {

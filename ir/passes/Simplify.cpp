@@ -26,7 +26,8 @@ namespace tsl::ir {
 namespace {
 
 /// The value of every element of `v` when they are all equal and known at compile time:
-/// a constant, or a splat seen through broadcast_to, reshape, expand_dims and full.
+/// a constant, or a splat seen through broadcast_to, reshape, expand_dims, full and a
+/// where on a constant condition.
 std::optional<double> splat(const Value* v) {
   const Operation* def = v->def();
   if (!def) return std::nullopt;
@@ -40,6 +41,11 @@ std::optional<double> splat(const Value* v) {
     return p[0];
   }
   if (def->code().is(OpKind::Full)) return std::get<FullAttrs>(def->attrs()).value.asDouble();
+  if (def->code().is(OpKind::Where)) { // where with a constant condition picks one side
+    const auto cond = splat(def->operand(0));
+    if (!cond) return std::nullopt;
+    return splat(def->operand(*cond != 0 ? 1 : 2));
+  }
   if (def->code().is(OpKind::BroadcastTo) || def->code().is(OpKind::Reshape) || def->code().is(OpKind::ExpandDims))
     return splat(def->operand(0));
   return std::nullopt;
