@@ -3,9 +3,10 @@
 // Conventions at the points where a derivative is not defined (LANGUAGE.md §5):
 // relu'(0) = 0, abs'(0) = 0, and maximum/minimum split a tie evenly between the two
 // operands. Rules whose factor can be infinite or NaN at a finite point (division, log,
-// sqrt, rsqrt, pow, exp) multiply the cotangent with mulNoNan, so where a `where` or a
-// mask gave a zero cotangent the result is exactly zero: a branch `where` did not select
-// never leaks NaN or infinity into the gradient.
+// sqrt, rsqrt, pow, exp) multiply the cotangent with mulNoNan, so where a `where` gave a
+// zero cotangent their result is exactly zero: the branch `where` did not select leaks
+// no NaN or infinity through them. (A product with a value that is itself NaN there, as
+// in (* x (sqrt x)) at x < 0, still gives 0 * NaN: guard such a branch's input.)
 #include "autodiff/Rules.h"
 
 #include <cmath>
@@ -56,7 +57,9 @@ V modJvp(Emit& e, const Primal& p, const Vs& d) {
 // y = a^b: dy/da = b a^(b-1); dy/db = y log a, taken as 0 where a = 0 (the limit for b > 0).
 V powDa(Emit& e, const Primal& p) {
   V b = p.x[1];
-  return e.mul(b, e.op(OpKind::Pow, {p.x[0], e.sub(b, one(e, b))}));
+  V slope = e.mul(b, e.op(OpKind::Pow, {p.x[0], e.sub(b, one(e, b))}));
+  // a^0 is 1 everywhere: its derivative is 0, also at a = 0 (where 0 * 0^-1 is NaN).
+  return e.where(e.op(OpKind::Equal, {b, e.scalar(0, dt(b))}), e.scalar(0, dt(slope)), slope);
 }
 V powDb(Emit& e, const Primal& p) {
   V a = p.x[0];

@@ -4,8 +4,9 @@
 // axes broadcast); einsum's derivative is the einsum that puts each operand's letters on
 // the output. conv2d and pooling transpose onto the adjoint operations of
 // runtime/Gradients.h, whose own derivatives close the set (grad of grad). log-softmax,
-// cross-entropy and logsumexp differentiate through softmax, which the kernels compute
-// with the maximum subtracted, so large logits give exact, finite gradients.
+// cross-entropy and logsumexp differentiate through softmax computed from x - max(x)
+// (the kernel's, or exp(x - max) normalised), so large logits give accurate, finite
+// gradients.
 #include "autodiff/Rules.h"
 
 #include <algorithm>
@@ -188,9 +189,12 @@ Conv2dGradAttrs gradAttrs(const Primal& p, V shaped) {
   return {a.stride, a.padding, concreteDims(shaped->type(), "conv2d")};
 }
 Vs conv2dVjp(Emit& e, const Primal& p, V ct) {
-  V c = e.cast(ct, dt(p.x[0]));
-  return {e.op(OpKind::Conv2dGradInput, gradAttrs(p, p.x[0]), {c, p.x[1]}),
-          e.op(OpKind::Conv2dGradWeight, gradAttrs(p, p.x[1]), {p.x[0], c})};
+  // The adjoints take one dtype: the result's (the operands may differ, as the forward
+  // promotes them); the transform casts each cotangent back to its operand's dtype.
+  const DType d = dt(p.y);
+  V c = e.cast(ct, d), x = e.cast(p.x[0], d), w = e.cast(p.x[1], d);
+  return {e.op(OpKind::Conv2dGradInput, gradAttrs(p, p.x[0]), {c, w}),
+          e.op(OpKind::Conv2dGradWeight, gradAttrs(p, p.x[1]), {x, c})};
 }
 
 Conv2dAttrs convOf(const Primal& p) {
@@ -237,12 +241,15 @@ Vs softmaxVjp(Emit& e, const Primal& p, V ct) {
 V softmaxJvp(Emit& e, const Primal& p, const Vs& d) {
   return e.mul(p.y, e.sub(d[0], sumAxis(e, e.mul(d[0], p.y), axisOf(p))));
 }
-// y = log_softmax(x): ct_x = ct - exp(y) sum(ct).
+// y = log_softmax(x): ct_x = ct - softmax(x) sum(ct), softmax from the kernel (exact for
+// large logits, where exp(y) would carry y's rounding).
 Vs logSoftmaxVjp(Emit& e, const Primal& p, V ct) {
-  return {e.sub(ct, e.mul(e.op(OpKind::Exp, {p.y}), sumAxis(e, ct, axisOf(p))))};
+  V probs = e.op(OpKind::Softmax, AxisAttrs{axisOf(p)}, {p.x[0]});
+  return {e.sub(ct, e.mul(probs, sumAxis(e, ct, axisOf(p))))};
 }
 V logSoftmaxJvp(Emit& e, const Primal& p, const Vs& d) {
-  return e.sub(d[0], sumAxis(e, e.mul(e.op(OpKind::Exp, {p.y}), d[0]), axisOf(p)));
+  V probs = e.op(OpKind::Softmax, AxisAttrs{axisOf(p)}, {p.x[0]});
+  return e.sub(d[0], sumAxis(e, e.mul(probs, d[0]), axisOf(p)));
 }
 
 // y = (x - mean) r with r = 1/sqrt(var + eps): ct_x = r (ct - mean(ct) - y mean(ct y)).

@@ -100,9 +100,13 @@ V extremumWeight(Emit& e, const Primal& p) {
 Vs extremumVjp(Emit& e, const Primal& p, V ct) { return {e.mul(spread(e, p, ct), extremumWeight(e, p))}; }
 V extremumJvp(Emit& e, const Primal& p, const Vs& d) { return weightedJvp(e, p, d[0], extremumWeight(e, p)); }
 
-/// logsumexp: the softmax of x over the axes.
+/// logsumexp: the softmax of x over the axes, computed from x - max(x) (x - logsumexp(x)
+/// would cancel catastrophically for large x).
 V lseWeight(Emit& e, const Primal& p) {
-  return e.op(OpKind::Exp, {e.sub(p.x[0], keepDims(e, p.y, p.x[0]->type(), attrs<ReduceAttrs>(p)))});
+  V x = p.x[0];
+  const ReduceAttrs keep{reducedAxes(attrs<ReduceAttrs>(p), x->type().rank()), true, false};
+  V shifted = e.op(OpKind::Exp, {e.sub(x, e.op(OpKind::Max, keep, {x}))});
+  return e.div(shifted, e.op(OpKind::Sum, keep, {shifted}));
 }
 Vs lseVjp(Emit& e, const Primal& p, V ct) { return {e.mul(spread(e, p, ct), lseWeight(e, p))}; }
 V lseJvp(Emit& e, const Primal& p, const Vs& d) { return weightedJvp(e, p, d[0], lseWeight(e, p)); }

@@ -81,7 +81,9 @@ void registerAutodiffBuiltins(Interp& interp) {
   // (jvp f [x...] [v...]) -> [y tangent]
   interp.defineBuiltin("jvp", 3, 3, [](CallContext& cx, Args args) -> Value {
     const Value& fn = callableArg(cx, args, 0);
-    if (!args[1].isSequential() || !args[2].isSequential())
+    // [3.0] reads as a tensor; its rows are the arguments then.
+    auto list = [](const Value& v) { return v.isSequential() || v.isNonScalarTensor(); };
+    if (!list(args[1]) || !list(args[2]))
       fail(ErrorKind::Type, "jvp takes the arguments and their tangents as two vectors: (jvp f [x ...] [v ...])");
     std::vector<Value> all = sequenceItems(args[1]);
     const std::vector<Value> tangents = sequenceItems(args[2]);

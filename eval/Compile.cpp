@@ -429,6 +429,8 @@ const Lowered& JitState::version(Interp& interp, const Value& fn, Args args, con
 Value JitState::callWith(Interp& interp, const Value& fn, Args args, const Span& span) {
   // Inside a function being compiled, a jit function is just its function: its body
   // becomes part of the caller's IR.
+  // (Anything being lowered counts: the function may close over traced values.)
+  if (interp.tracer()) return interp.apply(fn, args, span);
   for (const Value& arg : args)
     if (Tracer::containsTraced(arg)) return interp.apply(fn, args, span);
   return version(interp, fn, args, span).run(interp, args, span);

@@ -36,10 +36,16 @@ struct Leaf {
   bool weak;      ///< a bare number (traced weak, at i64 or f64)
 };
 
+/// A bare number is differentiated at its concrete dtype (f32 for 3.0, as (dtype 3.0)
+/// says), so its gradient is an f32 like the tensors it meets.
 Leaf leafOf(const Value& v) {
-  if (v.isTraced()) return {v, tracedType(v), weakTraced(v)};
+  if (v.isTraced()) {
+    const ir::Type& t = tracedType(v);
+    if (weakTraced(v)) return {v, ir::Type{concreteDType({t.dtype, true}), {}, ir::Layout::Default}, false};
+    return {v, t, false};
+  }
   const Tensor& t = v.tensor();
-  if (t.weak()) return {v, ir::Type{t.dtype(), {}, ir::Layout::Default}, true};
+  if (t.weak()) return {v, ir::Type{concreteDType(t.typeKey()), {}, ir::Layout::Default}, false};
   return {v, ir::Type::of(t.dtype(), t.shape()), false};
 }
 
@@ -83,7 +89,8 @@ Value DiffState::trace(Interp& interp, Args args, const Span& span) {
   }
   for (size_t a : argnums_)
     if (a >= primalCount)
-      fail(ErrorKind::Type, what, ": :argnums names argument ", a, " (counted from 0) but the call passes ", primalCount);
+      fail(ErrorKind::Type, what, ": :argnums names argument ", a, " (counted from 0) but the call passes ", primalCount,
+           primalCount == 1 ? " argument" : " arguments");
 
   // Lower fn for these arguments into a function of the caller's module.
   const bool closure = fn_.isFunction() && fn_.function().functionKind() == FunctionObj::Kind::Closure;
@@ -154,8 +161,7 @@ Value DiffState::trace(Interp& interp, Args args, const Span& span) {
     size_t p = 0;
     for (size_t a = 0; a < primalCount; ++a) {
       std::vector<Value> tangents;
-      const TreeShape t = TreeShape::flatten(args[primalCount + a], tangents);
-      if (!t.sameAs(shapes[a]) || tangents.size() != leaves[a].size())
+      if (!shapes[a].flattenLike(args[primalCount + a], tangents) || tangents.size() != leaves[a].size())
         fail(ErrorKind::Type, "jvp: the tangent of argument ", a, " must have the argument's structure");
       for (size_t i = 0; i < tangents.size(); ++i, ++p) {
         ir::Value* v = outer.materialize(tangents[i], leaves[a][i].type.dtype, span);
@@ -189,8 +195,7 @@ Value DiffState::trace(Interp& interp, Args args, const Span& span) {
   ir::Function& g = autodiff::vjp(module, f);
   if (kind_ == Kind::Pullback) {
     std::vector<Value> cts;
-    const TreeShape t = TreeShape::flatten(args.back(), cts);
-    if (!t.sameAs(resultShape) || cts.size() != resultTypes.size())
+    if (!resultShape.flattenLike(args.back(), cts) || cts.size() != resultTypes.size())
       fail(ErrorKind::Type, "vjp: the cotangent must have the structure of the function's result");
     for (size_t i = 0; i < cts.size(); ++i) {
       ir::Value* v = outer.materialize(cts[i], resultTypes[i].dtype, span);

@@ -104,6 +104,34 @@ size_t TreeShape::leafCount() const {
   return n;
 }
 
+bool TreeShape::flattenLike(const Value& tree, std::vector<Value>& leaves) const {
+  checkStack();
+  switch (kind) {
+  case Kind::Leaf:
+    if (!tree.isTensorLike()) return false;
+    leaves.push_back(tree);
+    return true;
+  case Kind::Static: return true;
+  case Kind::Map:
+    if (!tree.isMap() || tree.map().entries().size() != keys.size()) return false;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      const Value* v = tree.map().find(keys[i]);
+      if (!v || !children[i].flattenLike(*v, leaves)) return false;
+    }
+    return true;
+  case Kind::Vector:
+  case Kind::List: {
+    if (!tree.isSequential()) return false;
+    const std::vector<Value> items = sequenceItems(tree);
+    if (items.size() != children.size()) return false;
+    for (size_t i = 0; i < items.size(); ++i)
+      if (!children[i].flattenLike(items[i], leaves)) return false;
+    return true;
+  }
+  }
+  return false;
+}
+
 void TreeShape::label(const std::string& prefix, std::vector<std::string>& out) const {
   switch (kind) {
   case Kind::Leaf: out.push_back(prefix); break;

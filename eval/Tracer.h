@@ -49,6 +49,9 @@ struct TreeShape {
   /// Same structure and equal static leaves.
   bool sameAs(const TreeShape& other) const;
   size_t leafCount() const;
+  /// The tensor leaves of `tree` in this shape's order (a map's entries may come in any
+  /// order); false if `tree` does not have this structure.
+  bool flattenLike(const Value& tree, std::vector<Value>& leaves) const;
   /// A name for each leaf: `prefix` and the path of keys and indices to it ("p.l1.w").
   void label(const std::string& prefix, std::vector<std::string>& out) const;
 };

@@ -133,6 +133,18 @@ R reduceRow(ReduceOp op, const S* row, int64_t n) {
       }
       if (std::isinf(top)) return convertElement<R>(top); // all -inf, or any +inf
       return convertElement<R>(top + std::log((values - top).exp().sum()));
+    } else if constexpr (kIsFloatElement<S>) { // f16, bf16: in float
+      if (n == 0) return convertElement<R>(-std::numeric_limits<double>::infinity());
+      float top = static_cast<float>(row[0]);
+      for (int64_t i = 0; i < n; ++i) {
+        const float v = static_cast<float>(row[i]);
+        if (std::isnan(v)) return convertElement<R>(v);
+        top = std::max(top, v);
+      }
+      if (std::isinf(top)) return convertElement<R>(top);
+      float total = 0;
+      for (int64_t i = 0; i < n; ++i) total += std::exp(static_cast<float>(row[i]) - top);
+      return convertElement<R>(top + std::log(total));
     } else {
       fail(ErrorKind::Internal, "logsumexp of a non-float row");
     }

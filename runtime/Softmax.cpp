@@ -92,8 +92,10 @@ Tensor logSoftmax(const Tensor& x, int64_t axis) {
     const C top = rowMax(row, n);
     const C shift = std::isinf(top) ? C(0) : top;
     const ConstRowMap<C> values(row, n);
-    const C logSum = shift + std::log((values - shift).exp().sum());
-    RowMap<C>(out, n) = values - logSum;
+    // (x - max) - log sum exp(x - max): subtracting max + log-sum in one step would round
+    // max + log-sum first and lose the small differences of large logits.
+    const C logSum = std::log((values - shift).exp().sum());
+    RowMap<C>(out, n) = (values - shift) - logSum;
   });
 }
 
