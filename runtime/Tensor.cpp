@@ -133,7 +133,10 @@ std::array<int64_t, Shape::kMaxRank> contiguousStrides(const Shape& shape) {
   int64_t stride = 1;
   for (int i = shape.rank() - 1; i >= 0; --i) {
     strides[i] = stride;
-    stride *= shape[i] == 0 ? 1 : shape[i];
+    // An empty tensor's other axes may be huge ([10^12, 10^12, 0]): its strides are never
+    // used to reach an element, so they saturate instead of overflowing.
+    const int64_t size = shape[i] == 0 ? 1 : shape[i];
+    stride = stride > INT64_MAX / size ? INT64_MAX : stride * size;
   }
   return strides;
 }
