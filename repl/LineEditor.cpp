@@ -1,16 +1,19 @@
 // repl/LineEditor.cpp — libedit's callback interface driven by select(), so that a
-// Ctrl-C (SIGINT interrupting select) can abandon the line being edited.
+// Ctrl-C can abandon the line being edited. The SIGINT handler writes a byte to a pipe
+// that select() watches beside standard input (the self-pipe trick), so the wait wakes
+// whichever thread the signal lands on.
 #include "repl/LineEditor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <editline/readline.h>
 #include <iostream>
-#include <pthread.h>
 #include <sys/select.h>
 #include <unistd.h>
 
@@ -20,6 +23,13 @@ namespace {
 
 std::atomic<bool> waitingForInput{false};
 volatile std::sig_atomic_t interruptPending = 0;
+int wakePipe[2] = {-1, -1}; // [0] watched by select, [1] written by the signal handler
+
+void drainWakePipe() {
+  char bytes[64];
+  while (wakePipe[0] >= 0 && ::read(wakePipe[0], bytes, sizeof bytes) > 0) {
+  }
+}
 
 // libedit's callback interface delivers the finished line through a C function.
 bool lineReady = false;
@@ -60,6 +70,12 @@ char** completeName(const char* text, int, int) {
 bool LineEditor::takeInterrupt() noexcept {
   if (!waitingForInput.load()) return false;
   interruptPending = 1;
+  if (wakePipe[1] >= 0) {
+    const int saved = errno; // write() is async-signal-safe; errno must survive the handler
+    const char byte = 1;
+    [[maybe_unused]] const ssize_t written = ::write(wakePipe[1], &byte, 1);
+    errno = saved;
+  }
   return true;
 }
 
@@ -70,6 +86,7 @@ LineEditor::LineEditor(std::string historyFile,
   storedCompleter = std::move(complete);
   completer = &storedCompleter;
   if (!interactive_) return;
+  if (wakePipe[0] < 0 && pipe2(wakePipe, O_CLOEXEC | O_NONBLOCK) != 0) wakePipe[0] = wakePipe[1] = -1;
   rl_catch_signals = 0; // SIGINT is ours: it interrupts select() below
   rl_readline_name = const_cast<char*>("tsl");
   rl_attempted_completion_function = completeName;
@@ -98,24 +115,20 @@ LineEditor::Status LineEditor::read(const std::string& prompt, std::string& line
   }
   lineReady = false;
   endOfInput = false;
+  drainWakePipe();
   interruptPending = 0;
   waitingForInput = true;
   rl_callback_handler_install(prompt.c_str(), onLine);
-  // SIGINT stays blocked except inside pselect, so one arriving between the check of
-  // interruptPending and the wait cannot be lost.
-  sigset_t blocked, waiting;
-  sigemptyset(&blocked);
-  sigaddset(&blocked, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &blocked, &waiting);
-  sigdelset(&waiting, SIGINT);
   Status status = Status::Line;
   while (!lineReady) {
     fd_set fds;
     FD_ZERO(&fds);
     FD_SET(STDIN_FILENO, &fds);
-    const int ready = interruptPending ? -1 : pselect(STDIN_FILENO + 1, &fds, nullptr, nullptr, nullptr, &waiting);
+    if (wakePipe[0] >= 0) FD_SET(wakePipe[0], &fds);
+    const int ready = interruptPending ? -1 : select(std::max(STDIN_FILENO, wakePipe[0]) + 1, &fds, nullptr, nullptr, nullptr);
     if (interruptPending) {
       // Abandon the line: clear it, leave the editor, move to a fresh line.
+      drainWakePipe();
       rl_replace_line("", 0);
       rl_callback_handler_remove();
       std::fputs("\n", stdout);
@@ -129,10 +142,9 @@ LineEditor::Status LineEditor::read(const std::string& prompt, std::string& line
       rl_callback_handler_remove();
       break;
     }
-    rl_callback_read_char();
+    if (FD_ISSET(STDIN_FILENO, &fds)) rl_callback_read_char();
   }
   waitingForInput = false;
-  pthread_sigmask(SIG_UNBLOCK, &blocked, nullptr);
   if (status != Status::Line) return status;
   if (endOfInput) return Status::EndOfInput;
   line = finishedLine;

@@ -6,7 +6,9 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
+#include <csignal>
 #include <mutex>
+#include <pthread.h>
 #include <thread>
 #include <vector>
 
@@ -17,7 +19,13 @@ namespace {
 class ThreadPool {
 public:
   explicit ThreadPool(int threads) {
+    // Workers inherit a mask blocking every asynchronous signal: a process signal such as
+    // the REPL's SIGINT must reach the thread that waits for it, never a worker.
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &previous);
     for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { work(); });
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   }
   ~ThreadPool() {
     {
