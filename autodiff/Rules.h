@@ -49,4 +49,15 @@ void addElementwiseRules(RuleTable& table);
 void addStructureRules(RuleTable& table);
 void addNeuralRules(RuleTable& table);
 
+/// Shorthands the rule files share.
+namespace shorthand {
+using V = ir::Value*;
+using Vs = std::vector<ir::Value*>;
+inline DType dt(V v) { return v->type().dtype; }
+template <typename A>
+const A& attrs(const Primal& p) {
+  return std::get<A>(p.op.attrs());
+}
+} // namespace shorthand
+
 } // namespace tsl::autodiff

@@ -15,10 +15,7 @@ namespace tsl::autodiff {
 
 namespace {
 
-using V = ir::Value*;
-using Vs = std::vector<ir::Value*>;
-
-DType dt(V v) { return v->type().dtype; }
+using namespace shorthand;
 V one(Emit& e, V like) { return e.scalar(1, dt(like)); }
 
 // ---- binary ----

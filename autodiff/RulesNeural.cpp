@@ -17,15 +17,7 @@ namespace tsl::autodiff {
 
 namespace {
 
-using V = ir::Value*;
-using Vs = std::vector<ir::Value*>;
-
-DType dt(V v) { return v->type().dtype; }
-
-template <typename A>
-const A& attrs(const Primal& p) {
-  return std::get<A>(p.op.attrs());
-}
+using namespace shorthand;
 
 /// The last two axes swapped (a rank >= 2 value).
 V swapLast(Emit& e, V v) {

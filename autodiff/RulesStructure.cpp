@@ -14,15 +14,7 @@ namespace tsl::autodiff {
 
 namespace {
 
-using V = ir::Value*;
-using Vs = std::vector<ir::Value*>;
-
-DType dt(V v) { return v->type().dtype; }
-
-template <typename A>
-const A& attrs(const Primal& p) {
-  return std::get<A>(p.op.attrs());
-}
+using namespace shorthand;
 
 /// The axes a reduction reduces, normalised and sorted.
 std::vector<int64_t> reducedAxes(const ReduceAttrs& a, int rank) {
