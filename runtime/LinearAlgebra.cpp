@@ -167,7 +167,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   if (a.isScalar() || b.isScalar()) return applyBinary(BinaryOp::Mul, a, b);
   if ((a.rank() <= 2 && b.rank() <= 2) || b.rank() == 1) return matmul(a, b);
   // Sum over a's last axis and b's second-to-last: a as [-1, k], b moved to [k, -1].
-  const int64_t k = a.shape()[a.rank() - 1];
+  const int64_t k = a.shape().dims().back(); // rank >= 1 here: scalars returned above
   const Tensor A = reshape(a, Shape{a.numel() / std::max<int64_t>(k, 1), k});
   std::vector<int64_t> perm{b.rank() - 2};
   for (int i = 0; i < b.rank(); ++i)
