@@ -15,29 +15,12 @@ import sys
 import tempfile
 import time
 
-if len(sys.argv) != 2:
-    sys.exit("usage: test_cli.py PATH_TO_TSL")
-TSL = os.path.abspath(sys.argv[1])
-if not (os.path.isfile(TSL) and os.access(TSL, os.X_OK)):
-    sys.exit(f"FAIL  {TSL} is not an executable file")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from checks import check, report, tsl_binary  # noqa: E402
 
-failures = []
-passes = 0
+TSL = tsl_binary("test_cli.py")
 BUDGET = 55.0  # past this many seconds in all, timeouts shrink so a hang fails fast
 STARTED = time.monotonic()
-
-
-def check(name, ok, detail=""):
-    global passes
-    if ok:
-        passes += 1
-        print(f"ok    {name}")
-    else:
-        failures.append(name)
-        print(f"FAIL  {name}")
-        if detail:
-            for line in detail.rstrip("\n").split("\n"):
-                print(f"        {line}")
 
 
 def clip(text, limit=600):
@@ -339,11 +322,5 @@ def main():
 
 
 with tempfile.TemporaryDirectory(prefix="tsl-cli-") as WORK:
-    started = time.monotonic()
     main()
-    print(f"\n{passes} passed, {len(failures)} failed in {time.monotonic() - started:.1f}s")
-    if failures:
-        print("failed checks:")
-        for name in failures:
-            print(f"  - {name}")
-sys.exit(1 if failures else 0)
+sys.exit(report())

@@ -19,11 +19,10 @@ import tempfile
 import termios
 import time
 
-if len(sys.argv) != 2:
-    sys.exit("usage: test_repl.py PATH_TO_TSL")
-TSL = os.path.abspath(sys.argv[1])
-if not (os.path.isfile(TSL) and os.access(TSL, os.X_OK)):
-    sys.exit(f"FAIL  {TSL} is not an executable file")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
+from checks import check, report, tsl_binary  # noqa: E402
+
+TSL = tsl_binary("test_repl.py")
 
 TIMEOUT = 8.0  # seconds to wait for any single expected output
 BUDGET = 50.0  # past this many seconds in all, waits shrink so a hung REPL fails fast
@@ -35,22 +34,6 @@ def limit(timeout):
     return min(timeout, max(0.5, BUDGET - (time.monotonic() - STARTED)))
 PROMPT = "tsl> "
 CONTINUATION = "...> "
-
-failures = []
-passes = 0
-
-
-def check(name, ok, detail=""):
-    global passes
-    if ok:
-        passes += 1
-        print(f"ok    {name}")
-    else:
-        failures.append(name)
-        print(f"FAIL  {name}")
-        for line in detail.rstrip("\n").split("\n") if detail else []:
-            print(f"        {line}")
-
 
 ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]"        # CSI: ESC [ ... final
                   r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"  # OSC: ESC ] ... BEL / ST
@@ -431,16 +414,10 @@ def main():
         work = os.path.join(tmp, "work")
         os.mkdir(home)
         os.mkdir(work)
-        started = time.monotonic()
         main_session(home, work)
         history_session(home)
         exit_session(home)
-        print(f"\n{passes} passed, {len(failures)} failed in {time.monotonic() - started:.1f}s")
-    if failures:
-        print("failed checks:")
-        for name in failures:
-            print(f"  - {name}")
-    return 1 if failures else 0
+    return report()
 
 
 if __name__ == "__main__":
