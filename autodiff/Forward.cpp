@@ -8,6 +8,7 @@
 #include "autodiff/Autodiff.h"
 
 #include "autodiff/Rules.h"
+#include "autodiff/ScopedMap.h"
 #include "tsl/StackGuard.h"
 
 #include <unordered_map>
@@ -21,31 +22,27 @@ using ir::Operation;
 using ir::Structural;
 using V = ir::Value*;
 
-bool differentiable(const ir::Value* v) { return isFloat(v->type().dtype); }
-
 /// Primal values and tangents of the source values, by scope (regions chain).
 class Scope {
 public:
-  explicit Scope(const Scope* parent = nullptr) : parent_(parent) {}
+  explicit Scope(const Scope* parent = nullptr)
+      : primal_(parent ? &parent->primal_ : nullptr), tangent_(parent ? &parent->tangent_ : nullptr) {}
   V get(const ir::Value* v) const {
-    for (const Scope* s = this; s; s = s->parent_)
-      if (auto it = s->primal_.find(v); it != s->primal_.end()) return it->second;
+    if (const V* found = primal_.find(v)) return *found;
     fail(ErrorKind::Internal, "autodiff: a value used before the derivative defines it");
   }
   /// The tangent, or nullptr for zero.
   V tangent(const ir::Value* v) const {
-    for (const Scope* s = this; s; s = s->parent_)
-      if (auto it = s->tangent_.find(v); it != s->tangent_.end()) return it->second;
-    return nullptr;
+    const V* found = tangent_.find(v);
+    return found ? *found : nullptr;
   }
-  void set(const ir::Value* from, V to) { primal_[from] = to; }
+  void set(const ir::Value* from, V to) { primal_.set(from, to); }
   void setTangent(const ir::Value* from, V t) {
-    if (t) tangent_[from] = t;
+    if (t) tangent_.set(from, t);
   }
 
 private:
-  const Scope* parent_;
-  std::unordered_map<const ir::Value*, V> primal_, tangent_;
+  ScopedMap<const ir::Value*, V> primal_, tangent_;
 };
 
 class Forward {

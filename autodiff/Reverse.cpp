@@ -7,6 +7,7 @@
 #include "autodiff/Autodiff.h"
 
 #include "autodiff/Rules.h"
+#include "autodiff/ScopedMap.h"
 #include "tsl/StackGuard.h"
 
 #include <unordered_map>
@@ -22,32 +23,29 @@ using ir::Structural;
 using V = ir::Value*;
 using Map = std::unordered_map<const ir::Value*, ir::Value*>;
 
-bool differentiable(const ir::Value* v) { return isFloat(v->type().dtype); }
-
 /// Where each source value is in the function being built; nested regions chain to the
 /// scope they sit in. Also the tape and iteration count of each while cloned here.
 class Scope {
 public:
-  explicit Scope(const Scope* parent = nullptr) : parent_(parent) {}
+  explicit Scope(const Scope* parent = nullptr)
+      : map_(parent ? &parent->map_ : nullptr), tapes_(parent ? &parent->tapes_ : nullptr) {}
   V get(const ir::Value* v) const {
-    for (const Scope* s = this; s; s = s->parent_)
-      if (auto it = s->map_.find(v); it != s->map_.end()) return it->second;
+    if (const V* found = map_.find(v)) return *found;
     fail(ErrorKind::Internal, "autodiff: a value used before the derivative defines it");
   }
-  void set(const ir::Value* from, V to) { map_[from] = to; }
+  void set(const ir::Value* from, V to) { map_.set(from, to); }
   struct Tape {
     V tape, count;
   };
-  std::unordered_map<const Operation*, Tape> tapes;
+  void setTape(const Operation* op, Tape tape) { tapes_.set(op, tape); }
   const Tape& tapeOf(const Operation* op) const {
-    for (const Scope* s = this; s; s = s->parent_)
-      if (auto it = s->tapes.find(op); it != s->tapes.end()) return it->second;
+    if (const Tape* found = tapes_.find(op)) return *found;
     fail(ErrorKind::Internal, "autodiff: a while without its tape");
   }
 
 private:
-  const Scope* parent_;
-  Map map_;
+  ScopedMap<const ir::Value*, V> map_;
+  ScopedMap<const Operation*, Tape> tapes_;
 };
 
 /// Values an operation's regions use that are defined outside it, in order of first use.
@@ -208,7 +206,7 @@ private:
     ab.terminate(Structural::Yield, next, after.terminator()->span());
 
     for (size_t i = 0; i < op.resultCount(); ++i) scope.set(op.result(i), loop->result(i));
-    scope.tapes[&op] = {loop->result(op.resultCount()), loop->result(op.resultCount() + 1)};
+    scope.setTape(&op, {loop->result(op.resultCount()), loop->result(op.resultCount() + 1)});
   }
 
   // ---- Backward: the operations of `src` in reverse ----
