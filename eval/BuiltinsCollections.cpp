@@ -186,9 +186,7 @@ void registerCollectionBuiltins(Interp& interp) {
         if (index == n) {
           coll = coll.vector().conj(args[i + 1]);
         } else {
-          std::vector<Value> copy(coll.vector().items().begin(), coll.vector().items().end());
-          copy[static_cast<size_t>(index)] = args[i + 1];
-          coll = makeVector(std::move(copy));
+          coll = coll.vector().assoc(static_cast<size_t>(index), args[i + 1]);
         }
       } else {
         badArgument(cx, 0, "a map or vector", coll);

@@ -32,10 +32,11 @@ void print(const Value& value, bool readably, std::string& out) {
   }
   case ValueKind::Vector: {
     out += '[';
-    const auto items = value.vector().items();
-    for (size_t i = 0; i < items.size(); ++i) {
-      if (i) out += ' ';
-      print(items[i], readably, out);
+    bool first = true;
+    for (const Value& item : value.vector().items()) {
+      if (!first) out += ' ';
+      first = false;
+      print(item, readably, out);
     }
     out += ']';
     break;

@@ -6,6 +6,8 @@
 #include "runtime/Views.h"
 #include "tsl/StackGuard.h"
 
+#include <algorithm>
+#include <bit>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -89,54 +91,147 @@ ListObj::ListObj(Value head, Value tail, Span span)
 }
 
 VectorObj::VectorObj(std::vector<Value> items, Span span)
-    : Object(ValueKind::Vector), buffer_(std::make_shared<VectorBuffer>()), start_(0),
-      count_(items.size()), span_(span) {
-  buffer_->items = std::move(items);
+    : Object(ValueKind::Vector), items_(Items::fromVector(std::move(items))), start_(0), span_(span) {}
+
+std::vector<Value> VectorObj::toStdVector() const {
+  std::vector<Value> out;
+  out.reserve(count());
+  items_.forEach(start_, [&](const Value& v) { out.push_back(v); });
+  return out;
 }
 
-Value VectorObj::conj(Value value) const {
-  if (start_ + count_ == buffer_->items.size()) {
-    // This vector is the newest view of its buffer: append in place. Older, shorter
-    // views never look past their own count, so they are unaffected.
-    buffer_->items.push_back(std::move(value));
-    return Value(new VectorObj(buffer_, start_, count_ + 1));
-  }
-  std::vector<Value> items(buffer_->items.begin() + start_, buffer_->items.begin() + start_ + count_);
-  items.push_back(std::move(value));
-  return Value(new VectorObj(std::move(items)));
+Value VectorObj::conj(Value value) const { return Value(new VectorObj(items_.push_back(std::move(value)), start_)); }
+
+Value VectorObj::assoc(size_t i, Value value) const {
+  return Value(new VectorObj(items_.set(start_ + i, std::move(value)), start_));
 }
 
 Value VectorObj::drop(size_t from) const {
-  if (from >= count_) return Value(new VectorObj(std::vector<Value>{}));
-  return Value(new VectorObj(buffer_, start_ + from, count_ - from));
+  if (from >= count()) return Value(new VectorObj(Items()));
+  return Value(new VectorObj(items_, start_ + from));
 }
 
-const Value* MapObj::find(const Value& key) const {
-  for (const auto& [k, v] : entries_) {
-    if (k.kind() == key.kind() && k.object() == key.object() && !key.isTensor()) return &v;
-    if (valuesEqual(k, key)) return &v;
+MapObj::MapObj(std::vector<std::pair<Value, Value>> entries, Span span) : Object(ValueKind::Map), span_(span) {
+  std::vector<MapEntry> unique;
+  unique.reserve(entries.size());
+  if (entries.size() <= kLinearLimit) {
+    for (auto& [key, value] : entries) {
+      auto same = std::find_if(unique.begin(), unique.end(), [&](const MapEntry& e) { return valuesEqual(e.first, key); });
+      if (same != unique.end()) same->second = std::move(value);
+      else unique.push_back({std::move(key), std::move(value)});
+    }
+    live_ = unique.size();
+    entries_ = Entries::fromVector(std::move(unique));
+    return;
   }
-  return nullptr;
+  for (auto& [key, value] : entries) {
+    const uint64_t hash = hashValue(key);
+    auto found = index_.find(hash, [&](uint32_t at) { return valuesEqual(unique[at].first, key); });
+    if (found) {
+      unique[*found].second = std::move(value);
+      continue;
+    }
+    index_ = index_.insert(hash, static_cast<uint32_t>(unique.size()));
+    unique.push_back({std::move(key), std::move(value)});
+  }
+  live_ = unique.size();
+  entries_ = Entries::fromVector(std::move(unique));
+  if (live_ <= kLinearLimit) index_ = HashIndex();
+}
+
+std::optional<size_t> MapObj::position(const Value& key, uint64_t hash) const {
+  if (index_.empty()) {
+    // Small: a linear scan, trying identity first (keywords are interned).
+    size_t at = 0;
+    std::optional<size_t> found;
+    for (auto it = entries_.begin(); it != entries_.end(); ++it, ++at) {
+      const MapEntry& e = *it;
+      if (e.removed()) continue;
+      if ((e.first.kind() == key.kind() && e.first.object() == key.object() && !key.isTensor()) ||
+          valuesEqual(e.first, key)) {
+        found = at;
+        break;
+      }
+    }
+    return found;
+  }
+  // The index may hold entries of other versions of this map (eval/HashIndex.h): only
+  // a position whose entry here holds the key counts.
+  auto found = index_.find(hash, [&](uint32_t at) {
+    return at < entries_.size() && valuesEqual(entries_[at].first, key);
+  });
+  if (!found) return std::nullopt;
+  return *found;
+}
+
+/// Keys of small maps are compared without hashing; hashValue is only computed when
+/// an index exists (or is about to).
+const Value* MapObj::find(const Value& key) const {
+  const auto at = position(key, index_.empty() ? 0 : hashValue(key));
+  return at ? &entries_[*at].second : nullptr;
+}
+
+void MapObj::reindex() {
+  index_ = HashIndex();
+  if (live_ <= kLinearLimit) return;
+  uint32_t at = 0;
+  for (auto it = entries_.begin(); it != entries_.end(); ++it, ++at)
+    if (!it->removed()) index_ = index_.insert(hashValue(it->first), at);
 }
 
 Value MapObj::assoc(const Value& key, Value value) const {
-  std::vector<std::pair<Value, Value>> entries = entries_;
-  for (auto& [k, v] : entries) {
-    if (valuesEqual(k, key)) {
-      v = std::move(value);
-      return Value(new MapObj(std::move(entries)));
-    }
+  if (entries_.size() >= UINT32_MAX) fail(ErrorKind::Value, "a map cannot hold more than 2^32 entries");
+  const bool indexed = !index_.empty();
+  const uint64_t hash = indexed || live_ + 1 > kLinearLimit ? hashValue(key) : 0;
+  auto* out = new MapObj();
+  Value result(out);
+  out->live_ = live_;
+  std::optional<size_t> present;
+  if (indexed) {
+    // One walk finds the key or adds its position (eval/HashIndex.h).
+    const auto found = index_.findOrInsert(hash, static_cast<uint32_t>(entries_.size()), [&](uint32_t at) {
+      return at < entries_.size() && valuesEqual(entries_[at].first, key);
+    }, out->index_);
+    if (found) present = *found;
+  } else {
+    present = position(key, hash);
   }
-  entries.emplace_back(key, std::move(value));
-  return Value(new MapObj(std::move(entries)));
+  if (const auto at = present) {
+    // Present: the key keeps its place (and its first spelling); the index is shared.
+    out->entries_ = entries_.set(*at, MapEntry{entries_[*at].first, std::move(value)});
+    out->index_ = index_;
+    return result;
+  }
+  out->entries_ = entries_.push_back(MapEntry{key, std::move(value)});
+  ++out->live_;
+  if (!indexed && out->live_ > kLinearLimit) out->reindex();
+  return result;
 }
 
 Value MapObj::dissoc(const Value& key) const {
-  std::vector<std::pair<Value, Value>> entries;
-  entries.reserve(entries_.size());
-  for (const auto& entry : entries_)
-    if (!valuesEqual(entry.first, key)) entries.push_back(entry);
-  return Value(new MapObj(std::move(entries)));
+  const bool indexed = !index_.empty();
+  const uint64_t hash = indexed ? hashValue(key) : 0;
+  const auto at = position(key, hash);
+  if (!at) return Value(this);
+  auto* out = new MapObj();
+  Value result(out);
+  out->live_ = live_ - 1;
+  const size_t removed = entries_.size() - live_ + 1;
+  if (!indexed || removed > out->live_ + 32) {
+    // Small maps, and maps mostly made of removed slots, are rebuilt without them.
+    std::vector<MapEntry> kept;
+    kept.reserve(out->live_);
+    size_t i = 0;
+    for (auto it = entries_.begin(); it != entries_.end(); ++it, ++i)
+      if (!it->removed() && i != *at) kept.push_back(*it);
+    out->entries_ = Entries::fromVector(std::move(kept));
+    out->reindex();
+    return result;
+  }
+  out->entries_ = entries_.set(*at, MapEntry{Value::recurMarker(), Value()});
+  out->index_ = index_.erase(hash, static_cast<uint32_t>(*at), static_cast<uint32_t>(entries_.size()));
+  if (out->live_ <= kLinearLimit) out->reindex(); // small again: drop the index
+  return result;
 }
 
 ClosureObj::ClosureObj(std::shared_ptr<const Lambda> lambda, std::vector<Value> captures, bool macro)
@@ -161,6 +256,7 @@ Value makeList(std::span<const Value> items, Span span) {
 Value makeVector(std::vector<Value> items, Span span) { return Value(new VectorObj(std::move(items), span)); }
 
 Value makeMap(std::vector<std::pair<Value, Value>> entries, Span span) {
+  if (entries.empty() && !span.known()) return Value(new MapObj());
   return Value(new MapObj(std::move(entries), span));
 }
 
@@ -173,7 +269,8 @@ bool tensorsEqual(const Tensor& a, const Tensor& b) {
   if (a.isScalar() && b.isScalar()) {
     const Tensor x = a.strengthened(), y = b.strengthened();
     if (x.dtype() != y.dtype()) return false;
-    return tensorElementsEqual(x, y);
+    // Exact in double (floats) or int64 (integers and bools), with == semantics.
+    return isFloat(x.dtype()) ? x.toDouble() == y.toDouble() : x.toInt() == y.toInt();
   }
   if (a.dtype() != b.dtype() || !(a.shape() == b.shape())) return false;
   return tensorElementsEqual(a, b);
@@ -190,9 +287,8 @@ bool valuesEqual(const Value& a, const Value& b) {
   if (a.isSequential() && b.isSequential()) {
     if (sequenceCount(a) != sequenceCount(b)) return false;
     if (a.isVector() && b.isVector()) {
-      for (size_t i = 0; i < a.vector().count(); ++i)
-        if (!valuesEqual(a.vector()[i], b.vector()[i])) return false;
-      return true;
+      const auto x = a.vector().items(), y = b.vector().items();
+      return std::equal(x.begin(), x.end(), y.begin(), [](const Value& p, const Value& q) { return valuesEqual(p, q); });
     }
     const std::vector<Value> x = sequenceItems(a), y = sequenceItems(b);
     for (size_t i = 0; i < x.size(); ++i)
@@ -218,6 +314,71 @@ bool valuesEqual(const Value& a, const Value& b) {
   case ValueKind::Function: return a.object() == b.object();
   default: return false;
   }
+}
+
+namespace {
+
+/// Mixes a word into a hash (the finaliser of MurmurHash3, over the running sum).
+uint64_t mix(uint64_t h, uint64_t x) {
+  h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 33;
+  return h;
+}
+
+uint64_t hashTensor(const Tensor& t) {
+  if (!t.isScalar()) {
+    // Dtype and shape only: equal tensors agree on them, and reading every element of a
+    // large key would make each lookup cost its size.
+    uint64_t h = mix(0x7e5, static_cast<uint64_t>(t.dtype()));
+    for (int64_t d : t.shape().dims()) h = mix(h, static_cast<uint64_t>(d));
+    return h;
+  }
+  const Tensor x = t.strengthened();
+  uint64_t bits;
+  if (isFloat(x.dtype())) {
+    double d = x.toDouble();
+    if (d == 0) d = 0; // -0.0 == 0.0
+    bits = std::bit_cast<uint64_t>(d);
+  } else {
+    bits = static_cast<uint64_t>(x.toInt());
+  }
+  return mix(mix(0x5ca1a7, static_cast<uint64_t>(x.dtype())), bits);
+}
+
+} // namespace
+
+uint64_t hashValue(const Value& v) {
+  checkStack();
+  switch (v.kind()) {
+  case ValueKind::Nil: return 0x6e11;
+  case ValueKind::Recur: return 0x7ec;
+  case ValueKind::Tensor: return hashTensor(v.tensor());
+  case ValueKind::String: return mix(0x57, std::hash<std::string_view>()(v.string().text()));
+  case ValueKind::Keyword:
+  case ValueKind::Function: return mix(static_cast<uint64_t>(v.kind()), reinterpret_cast<uintptr_t>(v.object()));
+  case ValueKind::Symbol: return mix(0x5b, reinterpret_cast<uintptr_t>(v.symbol().internedName()));
+  case ValueKind::List:
+  case ValueKind::Vector: {
+    // Lists and vectors with equal elements are equal, so they hash alike.
+    uint64_t h = 0x5e9;
+    if (v.isVector()) {
+      for (const Value& item : v.vector().items()) h = mix(h, hashValue(item));
+    } else {
+      for (const ListObj* cell = v.list(); cell; cell = cell->next()) h = mix(h, hashValue(cell->first()));
+    }
+    return h;
+  }
+  case ValueKind::Map: {
+    uint64_t h = 0x3a9; // a sum: independent of order, as map equality is
+    for (const auto& [key, value] : v.map().entries()) h += mix(hashValue(key), hashValue(value));
+    return mix(h, v.map().count());
+  }
+  case ValueKind::Traced:
+    fail(ErrorKind::Type, "jit: a traced tensor cannot be a map key: it has no value until the compiled code runs");
+  }
+  return 0;
 }
 
 int64_t sequenceCount(const Value& v) {

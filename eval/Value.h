@@ -5,19 +5,26 @@
 // list, vector, map or function. Values are immutable. Heap objects are counted with a
 // plain (non-atomic) count: a Value belongs to one engine, which runs on one thread.
 //
-// Lists are persistent cons cells (cons and rest are O(1)). Vectors share a growable
-// buffer: `conj` onto the newest vector of a buffer appends in place, so building a
-// vector in a loop is linear; `rest` is a view. Maps keep insertion order. Lists, vectors,
-// maps and symbols read from source remember their span, so code that passes through a
-// macro still points at the user's text.
+// Lists are persistent cons cells (cons and rest are O(1)). Vectors are persistent
+// vectors (eval/PersistentVector.h): `conj`, `assoc` and `nth` cost O(log32 n) and share
+// structure; `rest` is a view. Maps keep insertion order: their entries sit in a persistent
+// vector, found through a hash trie (eval/HashIndex.h) once a map has more than a few.
+// Lists, vectors, maps and symbols read from source remember their span, so code that
+// passes through a macro still points at the user's text; those converted from syntax
+// also remember the syntax node, so a macro that returns its argument forms untouched
+// costs nothing to convert back (eval/Convert.h).
 #pragma once
 
+#include "eval/HashIndex.h"
+#include "eval/PersistentVector.h"
+#include "parser/Syntax.h"
 #include "runtime/Tensor.h"
 #include "tsl/Error.h"
 
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -223,6 +230,10 @@ private:
   Span span_;
 };
 
+/// The syntax node a collection was converted from (eval/Convert.h). Weak: a syntax
+/// node may cache its value, which must not keep the node alive in turn.
+using SyntaxOrigin = std::weak_ptr<const Syntax>;
+
 class ListObj final : public Object {
 public:
   /// A cell holding `head` before `tail` (a list value: nil-free, possibly empty).
@@ -233,59 +244,133 @@ public:
   const Value& rest() const { return tail_; }
   int64_t count() const { return count_; }
   const Span& span() const { return span_; }
+  const SyntaxOrigin& origin() const { return origin_; }
+  void setOrigin(SyntaxOrigin origin) { origin_ = std::move(origin); }
 
 private:
   Value head_;
   Value tail_;
   int64_t count_;
   Span span_;
-};
-
-/// Storage shared by vectors that are prefixes or windows of each other.
-struct VectorBuffer {
-  std::vector<Value> items;
+  SyntaxOrigin origin_;
 };
 
 class VectorObj final : public Object {
 public:
-  VectorObj(std::shared_ptr<VectorBuffer> buffer, size_t start, size_t count, Span span = {})
-      : Object(ValueKind::Vector), buffer_(std::move(buffer)), start_(start), count_(count), span_(span) {}
+  using Items = PersistentVector<Value>;
+
+  /// The elements [start, items.size()) of `items`.
+  explicit VectorObj(Items items, size_t start = 0, Span span = {})
+      : Object(ValueKind::Vector), items_(std::move(items)), start_(start), span_(span) {}
   explicit VectorObj(std::vector<Value> items, Span span = {});
 
-  size_t count() const { return count_; }
-  const Value& operator[](size_t i) const { return buffer_->items[start_ + i]; }
-  std::span<const Value> items() const { return {buffer_->items.data() + start_, count_}; }
-  const Span& span() const { return span_; }
+  size_t count() const { return items_.size() - start_; }
+  /// Element i (i < count()): O(log32 n).
+  const Value& operator[](size_t i) const { return items_[start_ + i]; }
 
-  /// This vector with `value` appended (in place in the shared buffer when this vector
-  /// ends where the buffer does).
+  /// The elements as a range (begin, end, size, operator[]); iterating is O(n).
+  struct Range {
+    const Items* items;
+    size_t start;
+    Items::const_iterator begin() const { return items->iteratorAt(start); }
+    Items::const_iterator end() const { return items->end(); }
+    size_t size() const { return items->size() - start; }
+    bool empty() const { return size() == 0; }
+    const Value& operator[](size_t i) const { return (*items)[start + i]; }
+  };
+  Range items() const { return {&items_, start_}; }
+  std::vector<Value> toStdVector() const;
+  const Span& span() const { return span_; }
+  const SyntaxOrigin& origin() const { return origin_; }
+  void setOrigin(SyntaxOrigin origin) { origin_ = std::move(origin); }
+
+  /// This vector with `value` appended.
   Value conj(Value value) const;
+  /// This vector with element i (i < count()) replaced.
+  Value assoc(size_t i, Value value) const;
   /// Elements [from, count) as a view.
   Value drop(size_t from) const;
 
 private:
-  std::shared_ptr<VectorBuffer> buffer_;
+  Items items_;
   size_t start_;
-  size_t count_;
   Span span_;
+  SyntaxOrigin origin_;
+};
+
+/// One entry of a map. A removed entry keeps its slot (so later ones keep their
+/// positions) with the internal recur marker as its key, until the map is compacted.
+struct MapEntry {
+  Value first;
+  Value second;
+  bool removed() const { return first.isRecur(); }
 };
 
 class MapObj final : public Object {
 public:
-  explicit MapObj(std::vector<std::pair<Value, Value>> entries = {}, Span span = {})
-      : Object(ValueKind::Map), entries_(std::move(entries)), span_(span) {}
-  const std::vector<std::pair<Value, Value>>& entries() const { return entries_; }
-  size_t count() const { return entries_.size(); }
-  /// The value at `key`, or nullptr.
+  using Entries = PersistentVector<MapEntry>;
+
+  MapObj() : Object(ValueKind::Map) {}
+  /// A map of `entries` in order; a repeated key keeps its first position and last value.
+  explicit MapObj(std::vector<std::pair<Value, Value>> entries, Span span = {});
+
+  /// The live entries in insertion order (begin, end, size); entries are `[key, value]`
+  /// structs, so `for (const auto& [k, v] : map.entries())` works.
+  struct Range {
+    class iterator {
+    public:
+      using iterator_category = std::forward_iterator_tag;
+      using value_type = MapEntry;
+      using difference_type = std::ptrdiff_t;
+      using pointer = const MapEntry*;
+      using reference = const MapEntry&;
+      iterator(Entries::const_iterator at, Entries::const_iterator end) : at_(at), end_(end) { skip(); }
+      reference operator*() const { return *at_; }
+      pointer operator->() const { return &*at_; }
+      iterator& operator++() {
+        ++at_;
+        skip();
+        return *this;
+      }
+      bool operator==(const iterator& other) const { return at_ == other.at_; }
+      bool operator!=(const iterator& other) const { return at_ != other.at_; }
+
+    private:
+      void skip() {
+        while (at_ != end_ && at_->removed()) ++at_;
+      }
+      Entries::const_iterator at_, end_;
+    };
+    const MapObj* map;
+    iterator begin() const { return iterator(map->entries_.begin(), map->entries_.end()); }
+    iterator end() const { return iterator(map->entries_.end(), map->entries_.end()); }
+    size_t size() const { return map->live_; }
+  };
+  Range entries() const { return {this}; }
+  size_t count() const { return live_; }
+  /// The value at `key`, or nullptr: O(1) for small maps, O(log32 n) through the index.
   const Value* find(const Value& key) const;
   /// A new map with `key` set (keeping its position if present, else appended).
   Value assoc(const Value& key, Value value) const;
   Value dissoc(const Value& key) const;
   const Span& span() const { return span_; }
+  const SyntaxOrigin& origin() const { return origin_; }
+  void setOrigin(SyntaxOrigin origin) { origin_ = std::move(origin); }
+
+  /// Maps up to this size are searched linearly and have no index.
+  static constexpr size_t kLinearLimit = 8;
 
 private:
-  std::vector<std::pair<Value, Value>> entries_;
+  /// The position of `key` among the entries (removed ones included).
+  std::optional<size_t> position(const Value& key, uint64_t hash) const;
+  /// Makes this (fresh) map's index cover every entry, or none while it is small.
+  void reindex();
+
+  Entries entries_;
+  HashIndex index_; ///< empty while live_ <= kLinearLimit
+  size_t live_ = 0;
   Span span_;
+  SyntaxOrigin origin_;
 };
 
 namespace ir {
@@ -414,6 +499,9 @@ Value makeMap(std::vector<std::pair<Value, Value>> entries, Span span = {});
 /// `=`: value equality (tensors equal in dtype, shape and elements; lists equal vectors
 /// with the same elements; maps equal regardless of order).
 bool valuesEqual(const Value& a, const Value& b);
+/// A hash consistent with valuesEqual: equal values hash equally (a tensor of rank >= 1
+/// hashes by dtype and shape only). A traced tensor is a type error, as in valuesEqual.
+uint64_t hashValue(const Value& v);
 
 /// Number of elements a sequence function walks: list or vector length, map entries,
 /// string characters, a tensor's first axis; nil is empty.
