@@ -51,13 +51,17 @@ Value range(const CallContext& cx, Args args) {
   const int64_t stop = intArg(cx, args, args.size() > 1 ? 1 : 0);
   const int64_t step = args.size() > 2 ? intArg(cx, args, 2) : 1;
   if (step == 0) fail(ErrorKind::Value, "range step must be nonzero");
-  const long double n = std::ceil((static_cast<long double>(stop) - start) / step);
-  if (n > kMaxRange) fail(ErrorKind::Value, "range of ", static_cast<double>(n), " elements is too large (limit 2^24; use arange for tensors)");
+  // The count, exactly, in 128 bits: stepping an int64 up to `stop` could wrap around
+  // at the 64-bit limit and never get there.
+  const __int128 span = static_cast<__int128>(stop) - start;
+  const __int128 n = span == 0 || (span > 0) != (step > 0) ? 0 : (span + step + (step > 0 ? -1 : 1)) / step;
+  if (n > kMaxRange)
+    fail(ErrorKind::Value, "range of ", static_cast<double>(n), " elements is too large (limit 2^24; use arange for tensors)");
   std::vector<Value> out;
-  out.reserve(static_cast<size_t>(std::max<long double>(n, 0)));
-  for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-    if ((out.size() & 0xFFFF) == 0) cx.interp.poll(cx.span);
-    out.emplace_back(Tensor::ofInt(i));
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) {
+    if ((k & 0xFFFF) == 0) cx.interp.poll(cx.span);
+    out.emplace_back(Tensor::ofInt(static_cast<int64_t>(start + static_cast<__int128>(k) * step)));
   }
   return makeVector(std::move(out));
 }

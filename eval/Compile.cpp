@@ -76,8 +76,7 @@ void pruneFunctions(ir::Module& module, const ir::Function& entry) {
       if (const ir::Function* g = module.find(op.callee()); g && reached.insert(g).second) work.push_back(g);
     });
   }
-  auto& functions = module.functions();
-  std::erase_if(functions, [&](const std::unique_ptr<ir::Function>& f) { return !reached.count(f.get()); });
+  module.removeFunctionsIf([&](const ir::Function& f) { return !reached.count(&f); });
 }
 
 /// A compiled function returns tensors and data; a function it made may hold traced

@@ -75,29 +75,61 @@ std::optional<Tensor> tensorLiteral(const Syntax& form) {
   return t;
 }
 
+namespace {
+
+/// The data form of a compound node, made once and kept on the node (Syntax::derived):
+/// a macro gets the same argument forms again each time an enclosing macro's expansion
+/// is expanded, and converting them anew each time made nested macros quadratic.
+Value compoundToValue(const SyntaxPtr& form) {
+  const Syntax& s = *form;
+  if (s.derived()) return static_cast<const EmbeddedValueHolder&>(*s.derived()).value();
+  Value out;
+  if (s.isList()) {
+    std::vector<Value> items;
+    items.reserve(s.size());
+    for (const SyntaxPtr& item : s.items()) items.push_back(syntaxToValue(item));
+    out = makeList(items, s.span());
+    if (out.list()) const_cast<ListObj*>(out.list())->setOrigin(form);
+  } else if (s.isVector()) {
+    if (auto t = tensorLiteral(s)) {
+      out = Value(std::move(*t));
+    } else {
+      std::vector<Value> items;
+      items.reserve(s.size());
+      for (const SyntaxPtr& item : s.items()) items.push_back(syntaxToValue(item));
+      out = makeVector(std::move(items), s.span());
+      const_cast<VectorObj&>(out.vector()).setOrigin(form);
+    }
+  } else {
+    std::vector<std::pair<Value, Value>> entries;
+    for (size_t i = 0; i + 1 < s.size(); i += 2) entries.emplace_back(syntaxToValue(s[i]), syntaxToValue(s[i + 1]));
+    out = makeMap(std::move(entries), s.span());
+    // A map whose literal keys turned out equal has fewer entries than its syntax.
+    if (out.map().count() * 2 == s.size()) const_cast<MapObj&>(out.map()).setOrigin(form);
+  }
+  s.setDerived(std::make_shared<EmbeddedValueHolder>(out));
+  return out;
+}
+
+/// The node a collection was converted from, if it is still alive.
+SyntaxPtr originOf(const Value& value) {
+  switch (value.kind()) {
+  case ValueKind::List: return value.list() ? value.list()->origin().lock() : nullptr;
+  case ValueKind::Vector: return value.vector().origin().lock();
+  case ValueKind::Map: return value.map().origin().lock();
+  default: return nullptr;
+  }
+}
+
+} // namespace
+
 Value syntaxToValue(const SyntaxPtr& form) {
   checkStack();
   const Syntax& s = *form;
   switch (s.kind()) {
-  case SyntaxKind::List: {
-    std::vector<Value> items;
-    items.reserve(s.size());
-    for (const SyntaxPtr& item : s.items()) items.push_back(syntaxToValue(item));
-    return makeList(items, s.span());
-  }
-  case SyntaxKind::Vector: {
-    if (auto t = tensorLiteral(s)) return Value(std::move(*t));
-    std::vector<Value> items;
-    items.reserve(s.size());
-    for (const SyntaxPtr& item : s.items()) items.push_back(syntaxToValue(item));
-    return makeVector(std::move(items), s.span());
-  }
-  case SyntaxKind::Map: {
-    std::vector<std::pair<Value, Value>> entries;
-    for (size_t i = 0; i + 1 < s.size(); i += 2)
-      entries.emplace_back(syntaxToValue(s[i]), syntaxToValue(s[i + 1]));
-    return makeMap(std::move(entries), s.span());
-  }
+  case SyntaxKind::List:
+  case SyntaxKind::Vector:
+  case SyntaxKind::Map: return compoundToValue(form);
   case SyntaxKind::Integer: return Value(Tensor::weakInt(s.intValue()));
   case SyntaxKind::Float: return Value(Tensor::weakFloat(s.floatValue()));
   case SyntaxKind::String: return makeString(s.text());
@@ -113,6 +145,8 @@ Value syntaxToValue(const SyntaxPtr& form) {
 
 SyntaxPtr valueToSyntax(const Value& value, const Span& fallback) {
   checkStack();
+  // A collection that came from syntax unchanged goes back to that very node.
+  if (SyntaxPtr origin = originOf(value)) return origin;
   auto spanOr = [&](const Span& own) { return own.known() ? own : fallback; };
   switch (value.kind()) {
   case ValueKind::Nil: return Syntax::nil(fallback);

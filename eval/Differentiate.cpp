@@ -21,12 +21,10 @@ const char* kindName(DiffState::Kind kind) {
 }
 
 /// A function name not yet in the module ("loss", "loss.1", ...).
-std::string freshName(const ir::Module& module, const Value& fn) {
+std::string freshName(ir::Module& module, const Value& fn) {
   const std::string base =
       ir::irName(fn.isFunction() && !fn.function().name().empty() ? fn.function().name() : std::string("fn"));
-  std::string name = base;
-  for (int k = 1; module.find(name); ++k) name = cat(base, ".", k);
-  return name;
+  return module.freshName(base);
 }
 
 /// One argument's leaves: the tensors the derivative function takes for it.

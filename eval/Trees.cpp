@@ -20,10 +20,19 @@ void collectLeaves(const Value& tree, std::vector<Value>& out) {
   }
 }
 
-std::string describePath(const std::string& path) { return path.empty() ? "the root" : path; }
+/// The keys and indices from the root to the subtree being walked; rendered ("/:w/0")
+/// only for an error message, so walking a deep tree stays linear.
+struct TreePath {
+  std::vector<Value> steps;
+  std::string str() const {
+    if (steps.empty()) return "the root";
+    std::string out;
+    for (const Value& step : steps) out += "/" + printValue(step, true);
+    return out;
+  }
+};
 
-Value mapAt(std::span<const Value> trees, const std::function<Value(std::span<const Value>)>& fn,
-            const std::string& path) {
+Value mapAt(std::span<const Value> trees, const std::function<Value(std::span<const Value>)>& fn, TreePath& path) {
   checkStack();
   const Value& first = trees[0];
   for (size_t i = 1; i < trees.size(); ++i) {
@@ -32,27 +41,29 @@ Value mapAt(std::span<const Value> trees, const std::function<Value(std::span<co
                           (first.isNil() && other.isNil()) || (!isTreeNode(first) && !first.isNil() &&
                                                                !isTreeNode(other) && !other.isNil());
     if (!sameKind)
-      fail(ErrorKind::Type, "tree structures differ at ", describePath(path), ": ", describeKind(first), " vs ",
+      fail(ErrorKind::Type, "tree structures differ at ", path.str(), ": ", describeKind(first), " vs ",
            describeKind(other));
   }
   if (first.isNil()) return first;
   if (first.isMap()) {
+    for (size_t i = 1; i < trees.size(); ++i)
+      if (trees[i].map().count() != first.map().count())
+        fail(ErrorKind::Type, "tree structures differ at ", path.str(), ": tree ", i + 1, " has ",
+             trees[i].map().count(), " keys, tree 1 has ", first.map().count());
     std::vector<std::pair<Value, Value>> entries;
     for (const auto& [key, value] : first.map().entries()) {
       std::vector<Value> children{value};
       for (size_t i = 1; i < trees.size(); ++i) {
         const Value* found = trees[i].map().find(key);
         if (!found)
-          fail(ErrorKind::Type, "tree structures differ at ", describePath(path), ": key ", printValue(key, true),
+          fail(ErrorKind::Type, "tree structures differ at ", path.str(), ": key ", printValue(key, true),
                " is missing from tree ", i + 1);
         children.push_back(*found);
       }
-      entries.emplace_back(key, mapAt(children, fn, path + "/" + printValue(key, true)));
+      path.steps.push_back(key);
+      entries.emplace_back(key, mapAt(children, fn, path));
+      path.steps.pop_back();
     }
-    for (size_t i = 1; i < trees.size(); ++i)
-      if (trees[i].map().count() != first.map().count())
-        fail(ErrorKind::Type, "tree structures differ at ", describePath(path), ": tree ", i + 1, " has ",
-             trees[i].map().count(), " keys, tree 1 has ", first.map().count());
     return makeMap(std::move(entries));
   }
   if (first.isSequential()) {
@@ -60,13 +71,16 @@ Value mapAt(std::span<const Value> trees, const std::function<Value(std::span<co
     for (const Value& tree : trees) items.push_back(sequenceItems(tree));
     for (size_t i = 1; i < items.size(); ++i)
       if (items[i].size() != items[0].size())
-        fail(ErrorKind::Type, "tree structures differ at ", describePath(path), ": tree ", i + 1, " has ",
+        fail(ErrorKind::Type, "tree structures differ at ", path.str(), ": tree ", i + 1, " has ",
              items[i].size(), " elements, tree 1 has ", items[0].size());
     std::vector<Value> out;
+    out.reserve(items[0].size());
     for (size_t k = 0; k < items[0].size(); ++k) {
       std::vector<Value> children;
       for (const auto& list : items) children.push_back(list[k]);
-      out.push_back(mapAt(children, fn, cat(path, "/", k)));
+      path.steps.emplace_back(Tensor::ofInt(static_cast<int64_t>(k)));
+      out.push_back(mapAt(children, fn, path));
+      path.steps.pop_back();
     }
     return first.isList() ? makeList(out) : makeVector(std::move(out));
   }
@@ -84,7 +98,8 @@ std::vector<Value> treeLeaves(const Value& tree) {
 }
 
 Value treeMap(std::span<const Value> trees, const std::function<Value(std::span<const Value>)>& fn) {
-  return mapAt(trees, fn, "");
+  TreePath path;
+  return mapAt(trees, fn, path);
 }
 
 Value treeBinary(const Value& a, const Value& b, const std::function<Value(const Value&, const Value&)>& op) {

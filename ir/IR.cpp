@@ -106,13 +106,29 @@ std::vector<Type> Function::resultTypes() const {
 
 Function& Module::addFunction(std::string name, Span span) {
   functions_.push_back(std::make_unique<Function>(std::move(name), span));
-  return *functions_.back();
+  Function& f = *functions_.back();
+  byName_.emplace(f.name(), &f); // a repeated name keeps finding the first, as before
+  return f;
 }
 
 Function* Module::find(std::string_view name) const {
-  for (const auto& f : functions_)
-    if (f->name() == name) return f.get();
-  return nullptr;
+  auto it = byName_.find(std::string(name));
+  return it == byName_.end() ? nullptr : it->second;
+}
+
+std::string Module::freshName(const std::string& base) {
+  if (!find(base)) return base;
+  int& k = nextSuffix_[base];
+  std::string name;
+  do name = cat(base, ".", ++k);
+  while (find(name));
+  return name;
+}
+
+void Module::removeFunctionsIf(const std::function<bool(const Function&)>& drop) {
+  std::erase_if(functions_, [&](const std::unique_ptr<Function>& f) { return drop(*f); });
+  byName_.clear();
+  for (auto it = functions_.rbegin(); it != functions_.rend(); ++it) byName_[(*it)->name()] = it->get();
 }
 
 void walk(Block& block, const std::function<void(Operation&)>& fn) {

@@ -196,12 +196,19 @@ public:
     return it == textPositions_.end() ? nullptr : &it->second;
   }
   void setTextPosition(const Operation* op, Span at) { textPositions_[op] = at; }
+  /// The function named `name`, or nullptr (a hash lookup).
   Function* find(std::string_view name) const;
-  std::vector<std::unique_ptr<Function>>& functions() { return functions_; }
+  /// `base` if no function has that name, else the first free "base.1", "base.2", ...
+  /// (amortised O(1): the next suffix to try is remembered per base).
+  std::string freshName(const std::string& base);
   const std::vector<std::unique_ptr<Function>>& functions() const { return functions_; }
+  /// Deletes the functions for which `drop` is true.
+  void removeFunctionsIf(const std::function<bool(const Function&)>& drop);
 
 private:
   std::vector<std::unique_ptr<Function>> functions_;
+  std::unordered_map<std::string, Function*> byName_;
+  std::unordered_map<std::string, int> nextSuffix_;
   std::unordered_map<const Operation*, Span> textPositions_;
 };
 
@@ -209,8 +216,38 @@ private:
 
 /// Calls fn on every operation of a block, pre-order, including those nested in regions.
 void walk(Block& block, const std::function<void(Operation&)>& fn);
-/// Replaces every use of `from` with `to` in the block and its nested regions.
+/// Replaces every use of `from` with `to` in the block and its nested regions (a walk of
+/// the whole block: a pass replacing many values uses Replacements instead).
 void replaceAllUses(Block& block, Value* from, Value* to);
+
+/// Replacements of values, applied to operations as a pass reaches them. Within a
+/// function a value is used only after its definition in pre-order (regions included),
+/// so a pass that walks in that order can record a replacement when it finds one and
+/// rewrite each later operation's operands when it gets there: linear in the function's
+/// size, where replaceAllUses per replacement is quadratic.
+class Replacements {
+public:
+  /// From now on, uses of `from` become uses of `to`.
+  void replace(Value* from, Value* to) { map_[from] = to; }
+  /// Removes the operation at `at` from `ops`, keeping it alive until this object goes:
+  /// freeing it while replacements of its results are recorded would let a new value
+  /// take its address and be replaced by mistake.
+  template <class List>
+  typename List::iterator erase(List& ops, typename List::iterator at) {
+    retired_.push_back(std::move(*at));
+    return ops.erase(at);
+  }
+  /// Rewrites `op`'s operands (not those inside its regions) through the replacements.
+  void apply(Operation& op) const {
+    if (map_.empty()) return;
+    for (Value*& operand : op.operands())
+      for (auto it = map_.find(operand); it != map_.end(); it = map_.find(operand)) operand = it->second;
+  }
+
+private:
+  std::unordered_map<const Value*, Value*> map_;
+  std::vector<std::unique_ptr<Operation>> retired_;
+};
 /// Counts the uses of every value in a function (operands of operations anywhere in it).
 std::unordered_map<const Value*, int> countUses(const Block& block);
 /// Whether `op` has no effects, looking into the functions it calls (tape operations are

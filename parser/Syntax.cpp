@@ -78,6 +78,7 @@ std::string_view Syntax::headName() const {
 SyntaxPtr Syntax::withSpan(Span span) const {
   auto s = std::shared_ptr<Syntax>(new Syntax(*this));
   s->span_ = span;
+  s->derived_.reset(); // derived from the node at its old span
   return s;
 }
 

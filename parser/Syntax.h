@@ -86,6 +86,12 @@ public:
   /// The same node at another span (used when a macro's output takes the call's span).
   SyntaxPtr withSpan(Span span) const;
 
+  /// What a higher layer derived from this node and keeps with it (the evaluator keeps
+  /// the node's data form there, so that handing the same form to macros again and again
+  /// costs nothing). Not part of the node's meaning; set at most once per layer.
+  const std::shared_ptr<const EmbeddedValue>& derived() const { return derived_; }
+  void setDerived(std::shared_ptr<const EmbeddedValue> value) const { derived_ = std::move(value); }
+
   /// Prints the form so that reading it back gives an equal form.
   std::string print() const;
 
@@ -99,6 +105,7 @@ private:
   std::string text_;
   std::vector<SyntaxPtr> items_;
   std::shared_ptr<const EmbeddedValue> embedded_;
+  mutable std::shared_ptr<const EmbeddedValue> derived_;
 };
 
 /// Escapes a string the way the reader reads it back ("a\n\"b\"").

@@ -23,7 +23,8 @@ public:
     bool changed = false;
     for (auto& f : module.functions()) {
       std::vector<std::unordered_map<std::string, Value*>> scopes;
-      changed |= block(module, f->body(), f->body(), scopes);
+      Replacements replacements;
+      changed |= block(module, f->body(), replacements, scopes);
     }
     return changed;
   }
@@ -48,12 +49,14 @@ private:
     return k;
   }
 
-  static bool block(const Module& module, Block& b, Block& function, std::vector<std::unordered_map<std::string, Value*>>& scopes) {
+  static bool block(const Module& module, Block& b, Replacements& replacements,
+                    std::vector<std::unordered_map<std::string, Value*>>& scopes) {
     bool changed = false;
     scopes.emplace_back();
     for (auto it = b.ops().begin(); it != b.ops().end();) {
       Operation& op = **it;
-      for (auto& region : op.regions()) changed |= block(module, region->block(), function, scopes);
+      replacements.apply(op);
+      for (auto& region : op.regions()) changed |= block(module, region->block(), replacements, scopes);
       if (!isPure(op, module) || !op.regions().empty() || op.resultCount() != 1) {
         ++it;
         continue;
@@ -65,8 +68,8 @@ private:
         if (found != scope->end()) earlier = found->second;
       }
       if (earlier) {
-        replaceAllUses(function, op.result(), earlier);
-        it = b.ops().erase(it);
+        replacements.replace(op.result(), earlier);
+        it = replacements.erase(b.ops(), it);
         changed = true;
       } else {
         scopes.back()[k] = op.result();

@@ -22,26 +22,30 @@ public:
 
   bool run(Module& module, PassContext&) override {
     bool changed = false;
-    for (auto& f : module.functions()) changed |= block(f->body(), f->body());
+    for (auto& f : module.functions()) {
+      Replacements replacements;
+      changed |= block(f->body(), replacements);
+    }
     return changed;
   }
 
 private:
-  static bool block(Block& b, Block& function) {
+  static bool block(Block& b, Replacements& replacements) {
     bool changed = false;
     for (auto it = b.ops().begin(); it != b.ops().end();) {
       Operation& op = **it;
-      for (auto& region : op.regions()) changed |= block(region->block(), function);
+      replacements.apply(op);
+      for (auto& region : op.regions()) changed |= block(region->block(), replacements);
       if (op.code().is(Structural::If)) {
         if (const Tensor* cond = constantValue(op.operand(0))) {
-          it = takeBranch(b, it, cond->isNonZero() ? 0 : 1, function);
+          it = takeBranch(b, it, cond->isNonZero() ? 0 : 1, replacements);
           changed = true;
           continue;
         }
       }
       if (Value* folded = fold(b, it, op)) {
-        replaceAllUses(function, op.result(), folded);
-        it = b.ops().erase(it);
+        replacements.replace(op.result(), folded);
+        it = replacements.erase(b.ops(), it);
         changed = true;
         continue;
       }
@@ -77,7 +81,7 @@ private:
   /// Moves the ops of region `which` of the `if` at `at` before it and drops the `if`.
   static std::list<std::unique_ptr<Operation>>::iterator takeBranch(Block& b,
                                                                    std::list<std::unique_ptr<Operation>>::iterator at,
-                                                                   size_t which, Block& function) {
+                                                                   size_t which, Replacements& replacements) {
     Operation& op = **at;
     Block& branch = op.region(which).block();
     Operation* yield = branch.terminator();
@@ -88,8 +92,8 @@ private:
       branch.ops().pop_front();
       b.insertBefore(at, std::move(inner));
     }
-    for (size_t i = 0; i < op.resultCount(); ++i) replaceAllUses(function, op.result(i), yielded[i]);
-    return b.ops().erase(at);
+    for (size_t i = 0; i < op.resultCount(); ++i) replacements.replace(op.result(i), yielded[i]);
+    return replacements.erase(b.ops(), at);
   }
 };
 

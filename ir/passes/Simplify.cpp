@@ -180,21 +180,27 @@ public:
 
   bool run(Module& module, PassContext&) override {
     bool changed = false;
-    for (auto& f : module.functions())
-      for (int round = 0; round < 100 && block(f->body(), f->body()); ++round) changed = true;
+    for (auto& f : module.functions()) {
+      for (int round = 0; round < 100; ++round) {
+        Replacements replacements;
+        if (!block(f->body(), replacements)) break;
+        changed = true;
+      }
+    }
     return changed;
   }
 
 private:
-  static bool block(Block& b, Block& function) {
+  static bool block(Block& b, Replacements& replacements) {
     bool changed = false;
     for (auto it = b.ops().begin(); it != b.ops().end();) {
       Operation& op = **it;
-      for (auto& region : op.regions()) changed |= block(region->block(), function);
+      replacements.apply(op);
+      for (auto& region : op.regions()) changed |= block(region->block(), replacements);
       Value* replacement = op.code().primitive ? apply(op) : nullptr;
       if (replacement && replacement != op.result()) {
-        replaceAllUses(function, op.result(), replacement);
-        it = b.ops().erase(it);
+        replacements.replace(op.result(), replacement);
+        it = replacements.erase(b.ops(), it);
         changed = true;
         continue;
       }
