@@ -1,6 +1,7 @@
 // eval/BuiltinsCore.cpp — strings, printing, predicates, and the language's own tools
 // (macroexpand, eval, gensym, exit, assertions).
 #include "eval/Builtins.h"
+#include "runtime/Io.h"
 #include "eval/Tracer.h"
 #include "eval/Convert.h"
 #include "parser/Reader.h"
@@ -124,15 +125,7 @@ void registerCoreBuiltins(Interp& interp) {
     return boolean(stringArg(cx, args, 0).find(stringArg(cx, args, 1)) != std::string::npos);
   });
   interp.defineBuiltin("slurp", 1, 1, [](CallContext& cx, Args args) {
-    const std::string& path = stringArg(cx, args, 0);
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) fail(ErrorKind::Io, "cannot read '", path, "': it is a directory");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(ErrorKind::Io, "cannot open '", path, "' for reading");
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad()) fail(ErrorKind::Io, "error while reading '", path, "'");
-    return makeString(buffer.str());
+    return makeString(readTextFile(stringArg(cx, args, 0), kMaxSlurpBytes));
   });
 
   // ---- Names ----
@@ -193,7 +186,9 @@ void registerCoreBuiltins(Interp& interp) {
   });
   interp.defineBuiltin("exit", 0, 1, [](CallContext& cx, Args args) -> Value {
     const int64_t code = args.empty() ? 0 : intArg(cx, args, 0);
-    throw ExitRequest{static_cast<int>(code & 0xFF)};
+    // A process exit status is one byte: a larger code would be silently cut.
+    if (code < 0 || code > 255) fail(ErrorKind::Value, "exit code must be from 0 to 255, got ", code);
+    throw ExitRequest{static_cast<int>(code)};
   });
   interp.defineBuiltin("now-ns", 0, 0, [](CallContext&, Args) {
     const auto now = std::chrono::steady_clock::now().time_since_epoch();

@@ -7,6 +7,8 @@
 #include "ir/Graphviz.h"
 #include "ir/Printer.h"
 #include "parser/Reader.h"
+#include "runtime/Interrupt.h"
+#include "runtime/Io.h"
 
 #include <algorithm>
 #include <csignal>
@@ -31,12 +33,11 @@ Value Engine::eval(std::string_view source, std::string_view fileName) {
   return impl_->evalSource(source, fileName, impl_->user());
 }
 
-Value Engine::evalFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::Io, cat("cannot open '", path, "' for reading"));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return eval(text.str(), path);
+Value Engine::evalFile(const std::string& path) { return eval(readSource(path), path); }
+
+std::string readSource(const std::string& path) {
+  if (path == "-") return readTextStream(stdin, "<stdin>", kMaxSourceBytes);
+  return readTextFile(path, kMaxSourceBytes);
 }
 
 std::vector<Error> Engine::check(std::string_view source, std::string_view fileName) {
@@ -51,6 +52,7 @@ Value Engine::call(std::string_view name, std::vector<Value> args) {
 
 Value Engine::call(const Value& function, std::vector<Value> args) {
   impl_->clearInterrupt();
+  InterruptScope interruptible(&impl_->interruptFlag());
   return impl_->apply(function, args, {});
 }
 

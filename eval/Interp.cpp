@@ -7,6 +7,8 @@
 #include "eval/Expander.h"
 #include "eval/Printer.h"
 #include "parser/Reader.h"
+#include "runtime/Interrupt.h"
+#include "runtime/Io.h"
 #include "stdlib/Embedded.h"
 #include "tsl/StackGuard.h"
 
@@ -15,7 +17,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <new>
 #include <sstream>
+#include <stdexcept>
 
 namespace tsl {
 
@@ -86,6 +90,7 @@ Value Interp::run(const NodePtr& node, int frameSize) {
 }
 
 Value Interp::evalForm(const SyntaxPtr& form, Namespace& ns) {
+  InterruptScope interruptible(&interrupted_); // kernels stop on this engine's Ctrl-C too
   Namespace* savedNs = currentNs_;
   currentNs_ = &ns;
   try {
@@ -95,6 +100,14 @@ Value Interp::evalForm(const SyntaxPtr& form, Namespace& ns) {
     Value result = run(code.node, code.frameSize);
     currentNs_ = savedNs;
     return result;
+  } catch (const std::bad_alloc&) {
+    // Memory ran out outside any builtin (building a closure, a vector literal...): the
+    // unwinding has freed what the form held.
+    currentNs_ = savedNs;
+    throw Error(ErrorKind::Runtime, "out of memory", form->span());
+  } catch (const std::length_error&) {
+    currentNs_ = savedNs;
+    throw Error(ErrorKind::Runtime, "out of memory", form->span());
   } catch (...) {
     currentNs_ = savedNs;
     throw;
@@ -103,7 +116,12 @@ Value Interp::evalForm(const SyntaxPtr& form, Namespace& ns) {
 
 Value Interp::evalSource(std::string_view text, std::string_view file, Namespace& ns) {
   sources_.add(file, std::string(text));
-  const std::vector<SyntaxPtr> forms = readAll(text, file);
+  std::vector<SyntaxPtr> forms;
+  try {
+    forms = readAll(text, file);
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::Runtime, cat("out of memory reading ", file));
+  }
   const std::string savedFile = currentFile_;
   currentFile_ = std::string(file);
   Value last;
@@ -213,6 +231,10 @@ Value Interp::apply(const Value& callee, Args args, const Span& span) {
     } catch (Error& e) {
       e.setSpanIfUnknown(span);
       throw;
+    } catch (const std::bad_alloc&) {
+      throw Error(ErrorKind::Runtime, "out of memory", span);
+    } catch (const std::length_error&) { // a string or vector longer than it can be
+      throw Error(ErrorKind::Runtime, "out of memory", span);
     }
   }
   case ValueKind::Keyword:
@@ -340,13 +362,11 @@ Namespace& Interp::importModule(std::string_view path, std::string_view fromFile
       std::error_code ec;
       if (!base.empty() && fs::exists(base / relative, ec)) candidate = base / relative;
     }
-    std::ifstream in(candidate, std::ios::binary);
-    if (!in)
+    std::error_code exists;
+    if (!fs::exists(candidate, exists))
       throw Error(ErrorKind::Io, cat("cannot open module '", path, "' (looked for ", candidate.string(), ")"),
                   span);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    text = buffer.str();
+    text = readTextFile(candidate.string(), kMaxSourceBytes);
     std::error_code ec;
     const fs::path canonical = fs::weakly_canonical(candidate, ec);
     key = ec ? candidate.string() : canonical.string();

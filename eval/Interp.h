@@ -23,6 +23,11 @@ namespace tsl {
 class Tracer;
 struct CompileDebug;
 
+/// The largest source file (or module, or standard input) TSL reads: 64 MiB.
+constexpr size_t kMaxSourceBytes = size_t(64) << 20;
+/// The largest file `slurp` reads: 1 GiB.
+constexpr size_t kMaxSlurpBytes = size_t(1) << 30;
+
 struct EngineOptions {
   /// Deepest nesting of function calls before `runtime error: stack depth exceeded`.
   int maxDepth = 10000;
@@ -91,8 +96,11 @@ public:
   /// Requests an interrupt; async-signal-safe.
   void interrupt() noexcept { interrupted_.store(true, std::memory_order_relaxed); }
   void clearInterrupt() { interrupted_.store(false, std::memory_order_relaxed); }
+  /// The flag interrupt() sets, for kernels to poll (runtime/Interrupt.h).
+  const std::atomic<bool>& interruptFlag() const { return interrupted_; }
   int depth() const { return depth_; }
   void setMaxDepth(int depth) { options_.maxDepth = depth; }
+  int maxDepth() const { return options_.maxDepth; }
 
   // ---- Services for builtins ----
 
@@ -124,6 +132,9 @@ public:
   /// The macro calls being expanded, innermost last (for `syntax-error` to point at the
   /// user's form).
   std::vector<SyntaxPtr>& macroCalls() { return macroCalls_; }
+  /// The macro calls whose expansions are being expanded in turn, outermost first: a
+  /// macro whose expansion calls it again nests one level deeper each time.
+  std::vector<SyntaxPtr>& expansions() { return expansions_; }
 
   /// Expands a form completely (for `macroexpand` and `tsl check`).
   SyntaxPtr expand(const SyntaxPtr& form, Namespace& ns);
@@ -140,6 +151,7 @@ private:
   std::map<std::string, std::unique_ptr<Namespace>> modules_;
   std::vector<std::string> loading_; ///< modules being loaded, to report cycles
   std::vector<SyntaxPtr> macroCalls_;
+  std::vector<SyntaxPtr> expansions_;
   Tracer* tracer_ = nullptr;
   std::unique_ptr<CompileDebug> compileDebug_;
   CallObserver callObserver_;

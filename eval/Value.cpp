@@ -19,11 +19,16 @@ namespace tsl {
 void Object::destroy(const Object* object) {
   static thread_local std::vector<const Object*>* pending = nullptr;
   if (pending) {
-    pending->push_back(object);
+    try {
+      pending->push_back(object);
+    } catch (const std::bad_alloc&) {
+      delete object; // no memory to queue it: free it now, recursing one level deeper
+    }
     return;
   }
-  std::vector<const Object*> queue{object};
+  std::vector<const Object*> queue; // allocates only if `object` holds others
   pending = &queue;
+  delete object; // may queue the objects it held
   while (!queue.empty()) {
     const Object* next = queue.back();
     queue.pop_back();

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <termios.h>
+#include <unistd.h>
 
 namespace tsl {
 
@@ -42,8 +44,31 @@ std::string historyPath() {
   return home ? std::string(home) + "/.tsl_history" : std::string();
 }
 
+/// While an evaluation runs, lines the user types ahead wait in the terminal; a Ctrl-C
+/// would make the terminal driver discard them (it flushes its input queue on the
+/// interrupt character unless NOFLSH is set), so NOFLSH is set for the evaluation.
+class KeepTypeAhead {
+public:
+  KeepTypeAhead() {
+    if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_) != 0) return;
+    termios keep = saved_;
+    keep.c_lflag |= NOFLSH;
+    active_ = tcsetattr(STDIN_FILENO, TCSANOW, &keep) == 0;
+  }
+  ~KeepTypeAhead() {
+    if (active_) tcsetattr(STDIN_FILENO, TCSANOW, &saved_);
+  }
+  KeepTypeAhead(const KeepTypeAhead&) = delete;
+  KeepTypeAhead& operator=(const KeepTypeAhead&) = delete;
+
+private:
+  termios saved_{};
+  bool active_ = false;
+};
+
 /// Evaluates `text` form by form, printing each value. Returns false to end the session.
 bool evaluate(Engine& engine, const std::string& text, int& exitCode) {
+  KeepTypeAhead keep;
   Interp& interp = engine.internals();
   try {
     const uint32_t firstLine = interp.sources().append("<repl>", text);
@@ -56,6 +81,9 @@ bool evaluate(Engine& engine, const std::string& text, int& exitCode) {
   } catch (const Error& e) {
     std::cout << std::flush;
     std::cerr << engine.describe(e) << std::flush;
+  } catch (const std::bad_alloc&) { // printing a value too large for memory, say
+    std::cout << std::flush;
+    std::cerr << "runtime error: out of memory\n" << std::flush;
   } catch (const ExitRequest& request) {
     exitCode = request.code;
     return false;
@@ -147,7 +175,19 @@ int runRepl(Engine& engine) {
     std::string line;
     const LineEditor::Status status = editor.read(pending.empty() ? "tsl> " : "...> ", line);
     if (status == LineEditor::Status::EndOfInput) {
-      if (editor.interactive()) std::cout << std::endl;
+      const bool unfinished = pending.find_first_not_of(" \t\n") != std::string::npos;
+      if (editor.interactive()) {
+        std::cout << std::endl;
+        if (unfinished) {
+          // Ctrl-D in the middle of a form drops the form, not the session (as Python's
+          // REPL does); another Ctrl-D at the fresh prompt leaves.
+          std::cout << "(unfinished form discarded; Ctrl-D again to leave)" << std::endl;
+          pending.clear();
+          continue;
+        }
+      } else if (unfinished) {
+        evaluate(engine, pending, exitCode); // input ended mid-form: report it (unclosed '(')
+      }
       break;
     }
     if (status == LineEditor::Status::Interrupted) {

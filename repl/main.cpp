@@ -16,6 +16,8 @@
 #include "tsl/tsl.h"
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -64,6 +66,47 @@ struct Options {
   bool locations = true;
 };
 
+/// The engine a signal should stop (the one running a file), or nullptr.
+std::atomic<tsl::Engine*> signalEngine{nullptr};
+std::atomic<int> interruptsSeen{0};
+
+/// Ends the process as `signal` would, after deleting the temporaries of writes in
+/// progress (a target file is never left half-written, and now no temporary either).
+[[noreturn]] void dieOf(int signal) {
+  tsl::removePendingTemporaries();
+  std::signal(signal, SIG_DFL);
+  sigset_t only;
+  sigemptyset(&only);
+  sigaddset(&only, signal);
+  pthread_sigmask(SIG_UNBLOCK, &only, nullptr); // blocked while its handler runs
+  std::raise(signal);
+  std::_Exit(128 + signal);
+}
+
+extern "C" void onTerminateSignal(int signal) { dieOf(signal); }
+
+/// `tsl run` and friends: the first Ctrl-C stops the program as an error (writes clean up
+/// as it unwinds); a second one, or one while nothing runs, ends the process.
+extern "C" void onProgramInterrupt(int signal) {
+  tsl::Engine* engine = signalEngine.load();
+  if (engine && interruptsSeen.fetch_add(1) == 0) {
+    engine->interrupt();
+    return;
+  }
+  dieOf(signal);
+}
+
+void installSignalHandlers(bool repl) {
+  struct sigaction action {};
+  sigemptyset(&action.sa_mask);
+  action.sa_handler = onTerminateSignal;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);
+  if (repl) return; // the REPL handles Ctrl-C itself
+  action.sa_handler = onProgramInterrupt;
+  sigaction(SIGINT, &action, nullptr);
+}
+
 /// A configured engine: the depth limit and the compilation switches.
 std::unique_ptr<tsl::Engine> makeEngine(const Options& options) {
   auto engine = std::make_unique<tsl::Engine>(options.maxDepth);
@@ -71,30 +114,20 @@ std::unique_ptr<tsl::Engine> makeEngine(const Options& options) {
   return engine;
 }
 
+/// Makes `engine` the one signals stop while it is alive.
+struct SignalTarget {
+  explicit SignalTarget(tsl::Engine& engine) { signalEngine.store(&engine); }
+  ~SignalTarget() { signalEngine.store(nullptr); }
+};
+
 bool readSource(const std::string& path, std::string& text, std::string& name) {
-  if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    name = "<stdin>";
-    return true;
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    std::cerr << "io error: cannot read '" << path << "': it is a directory\n";
+  try {
+    text = tsl::readSource(path);
+  } catch (const tsl::Error& e) {
+    std::cerr << tsl::renderHeadline(e);
     return false;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    std::cerr << "io error: cannot open '" << path << "': " << std::strerror(errno) << "\n";
-    return false;
-  }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) {
-    std::cerr << "io error: cannot read '" << path << "'\n";
-    return false;
-  }
-  text = buffer.str();
-  name = path;
+  name = path == "-" ? "<stdin>" : path;
   return true;
 }
 
@@ -107,6 +140,7 @@ int runFile(const Options& options) {
   if (!readSource(options.rest[1], text, name)) return 1;
   auto owned = makeEngine(options);
   tsl::Engine& engine = *owned;
+  SignalTarget target(engine);
   engine.setArgs(std::vector<std::string>(options.rest.begin() + 2, options.rest.end()));
   try {
     engine.eval(text, name);
@@ -131,6 +165,7 @@ int checkFile(const Options& options) {
   if (!readSource(options.rest[1], text, name)) return 1;
   auto owned = makeEngine(options);
   tsl::Engine& engine = *owned;
+  SignalTarget target(engine);
   const std::vector<tsl::Error> errors = engine.check(text, name);
   for (const tsl::Error& e : errors) std::cerr << engine.describe(e);
   if (!errors.empty()) {
@@ -149,6 +184,7 @@ int compileFile(const Options& options) {
   if (!readSource(options.rest[1], text, name)) return 1;
   auto owned = makeEngine(options);
   tsl::Engine& engine = *owned;
+  SignalTarget target(engine);
   try {
     engine.loadDefinitions(text, name);
     const auto what = options.emit == "graph" ? tsl::Engine::Emit::Graph
@@ -181,6 +217,10 @@ int dispatch(const Options& options) {
     return 2;
   } catch (const tsl::Error& e) {
     std::cerr << tsl::renderHeadline(e);
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cout << std::flush;
+    std::cerr << "runtime error: out of memory\n";
     return 1;
   }
 }
@@ -292,5 +332,6 @@ int main(int argc, char** argv) {
     options.rest.push_back(arg);
     programArgs = options.rest.size() == 2 && options.rest[0] == "run";
   }
+  installSignalHandlers(options.rest.empty());
   return tsl::runOnLargeStack([&] { return dispatch(options); });
 }

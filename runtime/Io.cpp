@@ -10,6 +10,7 @@
 
 #include "runtime/Dispatch.h"
 #include "runtime/Elementwise.h"
+#include "runtime/Interrupt.h"
 #include "runtime/Views.h"
 
 #include <algorithm>
@@ -18,6 +19,11 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <climits>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <span>
@@ -56,12 +62,26 @@ struct FileDescriptor {
   }
 };
 
-/// Opens `path` for reading; a directory is refused here, where the reason is clear.
+/// What a file that is not a regular one is, for messages.
+const char* fileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+/// Opens `path` for reading. Only regular files are read: a device or FIFO may never end
+/// (/dev/zero) or never begin (a FIFO without a writer would block the open itself, so
+/// the open does not wait), and a program cannot be interrupted while it waits.
 FileDescriptor openForReading(const std::string& path, struct stat& info) {
-  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  FileDescriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (file.fd < 0) ioFail(path, "cannot open: ", errnoText(errno));
   if (::fstat(file.fd, &info) != 0) ioFail(path, "cannot read: ", errnoText(errno));
   if (S_ISDIR(info.st_mode)) ioFail(path, "is a directory, not a file");
+  if (!S_ISREG(info.st_mode)) ioFail(path, "is ", fileKind(info.st_mode), ", not a regular file");
+  ::fcntl(file.fd, F_SETFL, ::fcntl(file.fd, F_GETFL) & ~O_NONBLOCK);
   return file;
 }
 
@@ -69,7 +89,8 @@ FileDescriptor openForReading(const std::string& path, struct stat& info) {
 size_t readUpTo(int fd, char* out, size_t size, const std::string& path) {
   size_t done = 0;
   while (done < size) {
-    const ssize_t n = ::read(fd, out + done, size - done);
+    checkInterrupt();
+    const ssize_t n = ::read(fd, out + done, std::min<size_t>(size - done, size_t(1) << 24));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) ioFail(path, "cannot read: ", errnoText(errno));
     if (n == 0) break;
@@ -78,15 +99,132 @@ size_t readUpTo(int fd, char* out, size_t size, const std::string& path) {
   return done;
 }
 
-/// Writes `pieces` to `path` through a temporary in the same folder (a rename is atomic
-/// only within one file system) and renames it over the target once complete and synced.
+// ---- Temporaries of writes in progress ----
+
+/// The temporaries being written, for removePendingTemporaries() to delete from a signal
+/// handler: fixed slots of plain memory, each published only once its path is complete.
+struct PendingSlot {
+  std::atomic<int> state{0}; ///< 0 free, 1 being filled or emptied, 2 holds a path
+  char path[PATH_MAX];
+};
+PendingSlot pendingSlots[64];
+
+/// Registers `path` while it exists; a path that does not fit is simply not registered.
+class PendingTemporary {
+public:
+  explicit PendingTemporary(const std::string& path) {
+    if (path.size() >= PATH_MAX) return;
+    for (PendingSlot& slot : pendingSlots) {
+      int expected = 0;
+      if (!slot.state.compare_exchange_strong(expected, 1)) continue;
+      std::memcpy(slot.path, path.c_str(), path.size() + 1);
+      slot.state.store(2, std::memory_order_release);
+      slot_ = &slot;
+      return;
+    }
+  }
+  ~PendingTemporary() {
+    if (slot_) slot_->state.store(0, std::memory_order_release);
+  }
+  PendingTemporary(const PendingTemporary&) = delete;
+  PendingTemporary& operator=(const PendingTemporary&) = delete;
+
+private:
+  PendingSlot* slot_ = nullptr;
+};
+
+/// Removes temporaries that killed processes left for `target` (".NAME.tmp-PID-N" whose
+/// PID no longer runs), so a SIGKILL costs disk space only until the next write.
+void removeStaleTemporaries(const std::filesystem::path& folder, const std::string& name) {
+  const std::string prefix = "." + name + ".tmp-";
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    if (!entry.starts_with(prefix)) continue;
+    const char* digits = entry.c_str() + prefix.size();
+    char* after = nullptr;
+    const long pid = std::strtol(digits, &after, 10);
+    if (after == digits || *after != '-' || pid <= 0) continue;
+    if (pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    std::error_code ignored;
+    std::filesystem::remove(it->path(), ignored);
+  }
+}
+
+/// Writes every piece to `fd`, checking for an interrupt between chunks; false (with
+/// errno set) on a write error.
+bool writeAll(int fd, std::span<const std::string_view> pieces) {
+  for (std::string_view piece : pieces) {
+    while (!piece.empty()) {
+      checkInterrupt();
+      const ssize_t n = ::write(fd, piece.data(), std::min<size_t>(piece.size(), size_t(1) << 24));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return false;
+      piece.remove_prefix(static_cast<size_t>(n));
+    }
+  }
+  return true;
+}
+
+/// Writes to a character device or FIFO as it is: there is no file to replace.
+void writeDirectly(const std::string& path, std::span<const std::string_view> pieces) {
+  // Not waiting in open: a FIFO without a reader is an error, not a hang.
+  FileDescriptor file(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+  if (file.fd < 0) {
+    if (errno == ENXIO) ioFail(path, "cannot write: no process is reading the FIFO");
+    ioFail(path, "cannot open for writing: ", errnoText(errno));
+  }
+  ::fcntl(file.fd, F_SETFL, ::fcntl(file.fd, F_GETFL) & ~O_NONBLOCK);
+  if (!writeAll(file.fd, pieces)) ioFail(path, "cannot write: ", errnoText(errno));
+  const int fd = std::exchange(file.fd, -1);
+  if (::close(fd) != 0) ioFail(path, "cannot write: ", errnoText(errno));
+}
+
+/// Where a write to `path`, which does not exist, creates the file: the end of a chain of
+/// dangling symbolic links, or `path` itself.
+std::string creationTarget(const std::string& path) {
+  std::filesystem::path current(path);
+  for (int hops = 0; hops < 40; ++hops) {
+    struct stat info {};
+    if (::lstat(current.c_str(), &info) != 0 || !S_ISLNK(info.st_mode)) return current.string();
+    std::error_code ec;
+    std::filesystem::path link = std::filesystem::read_symlink(current, ec);
+    if (ec) ioFail(path, "cannot write: ", errnoText(ec.value()));
+    current = link.is_absolute() ? link : current.parent_path() / link;
+  }
+  ioFail(path, "cannot write: too many levels of symbolic links");
+}
+
+/// Writes `pieces` to `path`. A regular file (after following symbolic links, which stay
+/// links) is replaced atomically: a temporary in the same folder (a rename is atomic only
+/// within one file system), written in full, synced and renamed over it, keeping the old
+/// file's permissions. A character device or FIFO is written directly; any other special
+/// file is refused. On any failure the temporary is removed and an existing file keeps
+/// its contents.
 void writeAtomically(const std::string& path, std::span<const std::string_view> pieces) {
-  const std::filesystem::path target(path);
-  if (!target.has_filename()) ioFail(path, "cannot write: not a file name");
+  if (!std::filesystem::path(path).has_filename()) ioFail(path, "cannot write: not a file name");
+  struct stat existing {};
+  std::string targetPath;
+  bool exists = false;
+  if (::stat(path.c_str(), &existing) == 0) {
+    if (S_ISCHR(existing.st_mode) || S_ISFIFO(existing.st_mode)) return writeDirectly(path, pieces);
+    if (S_ISDIR(existing.st_mode)) ioFail(path, "cannot write: is a directory");
+    if (!S_ISREG(existing.st_mode)) ioFail(path, "cannot write: is ", fileKind(existing.st_mode), ", not a regular file");
+    std::error_code ec;
+    const std::filesystem::path canonical = std::filesystem::canonical(path, ec);
+    targetPath = ec ? path : canonical.string();
+    exists = true;
+  } else if (errno == ENOENT) {
+    targetPath = creationTarget(path);
+  } else {
+    ioFail(path, "cannot write: ", errnoText(errno));
+  }
+  const std::filesystem::path target(targetPath);
   const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
+  removeStaleTemporaries(folder, target.filename().string());
   // Hidden and named after the target, so a temporary orphaned by a killed process is
   // recognisable. O_EXCL makes a clash with another writer a retry, never shared data;
-  // mode 0666 lets the umask give the file the permissions any new file would get.
+  // mode 0666 lets the umask give a new file the permissions any new file would get.
   static std::atomic<unsigned> counter{0};
   std::string temporary;
   int fd = -1;
@@ -99,25 +237,26 @@ void writeAtomically(const std::string& path, std::span<const std::string_view> 
   }
   if (fd < 0)
     ioFail(path, "cannot create a temporary file in '", folder.string(), "': ", errnoText(errno));
+  PendingTemporary pending(temporary);
   auto abandon = [&](const char* what, int err) {
     if (fd >= 0) ::close(fd);
     ::unlink(temporary.c_str());
     ioFail(path, what, errnoText(err));
   };
-  for (std::string_view piece : pieces) {
-    while (!piece.empty()) {
-      const ssize_t n = ::write(fd, piece.data(), piece.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) abandon("cannot write: ", errno);
-      piece.remove_prefix(static_cast<size_t>(n));
-    }
+  try {
+    if (!writeAll(fd, pieces)) abandon("cannot write: ", errno);
+  } catch (...) { // interrupted
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    throw;
   }
+  if (exists && ::fchmod(fd, existing.st_mode & 07777) != 0) abandon("cannot set permissions: ", errno);
   // Synced before the rename, so a crash cannot leave the new name on missing data.
   if (::fsync(fd) != 0 && errno != EINVAL) abandon("cannot write: ", errno);
   const int closed = ::close(fd);
   fd = -1;
   if (closed != 0) abandon("cannot write: ", errno);
-  if (::rename(temporary.c_str(), path.c_str()) != 0) abandon("cannot replace: ", errno);
+  if (::rename(temporary.c_str(), targetPath.c_str()) != 0) abandon("cannot replace: ", errno);
 }
 
 // ---- .npy ----
@@ -329,6 +468,7 @@ public:
 
   /// Up to `size` bytes; 0 only at the end of the data.
   size_t read(char* out, size_t size) {
+    checkInterrupt();
     if (!gz_) return readUpTo(file_.fd, out, size, path_);
     const int n = gzread(gz_, out, static_cast<unsigned>(size));
     int code = Z_OK;
@@ -572,14 +712,42 @@ Tensor loadCsv(const std::string& path, const CsvOptions& options) {
                        [&](auto tag) { return parseCsv<decltype(tag)>(reader, path, options); });
 }
 
-std::string readTextFile(const std::string& path) {
+std::string readTextFile(const std::string& path, size_t maxBytes) {
   struct stat info {};
   FileDescriptor file = openForReading(path, info);
+  const auto size = static_cast<size_t>(info.st_size);
+  auto tooLarge = [&](size_t bytes) {
+    ioFail(path, "is ", bytes, " bytes, more than the limit of ", maxBytes, " bytes for this file");
+  };
+  if (size > maxBytes) tooLarge(size);
   std::string contents;
-  if (S_ISREG(info.st_mode)) contents.reserve(static_cast<size_t>(info.st_size));
-  char chunk[1 << 14];
-  while (const size_t n = readUpTo(file.fd, chunk, sizeof chunk, path)) contents.append(chunk, n);
+  contents.reserve(size);
+  char chunk[1 << 16];
+  while (const size_t n = readUpTo(file.fd, chunk, sizeof chunk, path)) {
+    if (contents.size() + n > maxBytes) tooLarge(contents.size() + n); // it grew while read
+    contents.append(chunk, n);
+  }
   return contents;
+}
+
+std::string readTextStream(std::FILE* stream, const std::string& name, size_t maxBytes) {
+  std::string contents;
+  char chunk[1 << 16];
+  for (;;) {
+    checkInterrupt();
+    const size_t n = std::fread(chunk, 1, sizeof chunk, stream);
+    if (contents.size() + n > maxBytes)
+      ioFail(name, "is more than the limit of ", maxBytes, " bytes for this file");
+    contents.append(chunk, n);
+    if (n < sizeof chunk) break;
+  }
+  if (std::ferror(stream)) ioFail(name, "cannot read: ", errnoText(errno));
+  return contents;
+}
+
+void removePendingTemporaries() noexcept {
+  for (PendingSlot& slot : pendingSlots)
+    if (slot.state.load(std::memory_order_acquire) == 2) ::unlink(slot.path);
 }
 
 void writeFileAtomically(const std::string& path, std::string_view contents) {

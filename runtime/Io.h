@@ -8,6 +8,7 @@
 
 #include "runtime/Tensor.h"
 
+#include <cstdio>
 #include <string>
 #include <string_view>
 
@@ -59,16 +60,31 @@ struct CsvOptions {
 /// both counted from 1 in the file as it is (header and empty lines count as lines).
 Tensor loadCsv(const std::string& path, const CsvOptions& options);
 
-/// The whole contents of a file, byte for byte and never decompressed (an io error if it
-/// cannot be read).
-std::string readTextFile(const std::string& path);
+/// The whole contents of a regular file, byte for byte and never decompressed. An io
+/// error if it cannot be read, is not a regular file (a device, FIFO or socket: reading
+/// one may never end) or holds more than `maxBytes` bytes.
+std::string readTextFile(const std::string& path, size_t maxBytes);
 
-/// Writes `contents` to `path` atomically: a temporary file ".<name>.tmp-<pid>-<n>" is
-/// created in the target's folder (with the permissions any new file gets under the
-/// umask), written, synced to disk and renamed over `path`. On failure (a missing or
-/// read-only folder, a full disk, `path` naming a folder) the temporary is removed and
-/// the error is an io error naming `path`; an existing file keeps its old contents. Only
-/// a process killed mid-write can leave a temporary behind, never a half-written `path`.
+/// The whole of an open stream (standard input), at most `maxBytes` bytes; `name` is
+/// used in messages.
+std::string readTextStream(std::FILE* stream, const std::string& name, size_t maxBytes);
+
+/// Writes `contents` to `path`. A regular file, or a path that does not exist yet, is
+/// written atomically: a temporary file ".<name>.tmp-<pid>-<n>" is created in the
+/// target's folder, written, synced to disk and renamed over the target. A symbolic link
+/// is followed (the file it points to is replaced, the link stays); an existing file keeps
+/// its permissions, a new one gets those any new file gets under the umask. A character
+/// device or FIFO (/dev/null, /dev/stdout, a pipe) is written directly; a directory,
+/// socket or block device is refused. On failure (a missing or read-only folder, a full
+/// disk or device, an interrupt) the temporary is removed and the error is an io error
+/// naming `path`; an existing file keeps its old contents. A process stopped by a signal
+/// leaves a temporary behind only if nothing called removePendingTemporaries() (the `tsl`
+/// command does on SIGINT, SIGTERM and SIGHUP) — after SIGKILL, say — and the next write
+/// to the same target removes it once its process has ended.
 void writeFileAtomically(const std::string& path, std::string_view contents);
+
+/// Deletes the temporary files of writes in progress in this process. Async-signal-safe:
+/// for a signal handler that is about to end the process.
+void removePendingTemporaries() noexcept;
 
 } // namespace tsl

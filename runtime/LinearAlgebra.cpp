@@ -3,11 +3,13 @@
 
 #include "runtime/Dispatch.h"
 #include "runtime/Elementwise.h"
+#include "runtime/Interrupt.h"
 #include "runtime/Reduce.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Views.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace tsl {
@@ -44,6 +46,27 @@ void gemm(const S* a, int64_t lda, const S* b, int64_t ldb, S* c, int64_t ldc, i
     return;
   }
   const int64_t work = m * k * n;
+  if (work >= (int64_t(1) << 32)) {
+    // A long product (a second or more): tiles of C of about 2^27 multiply-adds each (tens
+    // of milliseconds), so that an interrupt is noticed between them. Packing a tile's
+    // operands costs 1/256 of its arithmetic or less.
+    const int64_t side = std::max<int64_t>(256, static_cast<int64_t>(std::sqrt(double(int64_t(1) << 27) / double(k))));
+    const int64_t mb = std::min(m, side), nb = std::min(n, side);
+    const int64_t rowTiles = (m + mb - 1) / mb, colTiles = (n + nb - 1) / nb;
+    auto tiles = [&](int64_t begin, int64_t end) {
+      for (int64_t t = begin; t < end; ++t) {
+        checkInterrupt();
+        const int64_t i = (t / colTiles) * mb, j = (t % colTiles) * nb;
+        const int64_t rows = std::min(mb, m - i), cols = std::min(nb, n - j);
+        MutableMatrixMap<S>(c + i * ldc + j, rows, cols, Eigen::OuterStride<>(ldc)).noalias() =
+            MatrixMap<S>(a + i * lda, rows, k, Eigen::OuterStride<>(lda)) *
+            MatrixMap<S>(b + j, k, cols, Eigen::OuterStride<>(ldb));
+      }
+    };
+    if (parallel) parallelFor(rowTiles * colTiles, 1, tiles);
+    else tiles(0, rowTiles * colTiles);
+    return;
+  }
   if (parallel && work >= (int64_t(1) << 18) && m >= 16) {
     // Row blocks of at least 16 rows, enough work each to pay for a thread.
     const int64_t grain = std::max<int64_t>(16, (int64_t(1) << 17) / std::max<int64_t>(k * n, 1));

@@ -1,6 +1,8 @@
 // runtime/ThreadPool.cpp — a fixed set of workers fed one parallel loop at a time.
 #include "runtime/ThreadPool.h"
 
+#include "runtime/Interrupt.h"
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -48,6 +50,7 @@ public:
       next_.store(0);
       pending_ = chunks;
       error_ = nullptr;
+      failed_.store(false);
       ++generation_;
     }
     wake_.notify_all();
@@ -59,16 +62,20 @@ public:
   }
 
 private:
-  /// Takes chunks until none are left.
+  /// Takes chunks until none are left. Once a chunk has failed (an error, or an
+  /// interrupt) the rest are skipped: their results would be thrown away.
   void drain() {
     for (;;) {
       const int64_t chunk = next_.fetch_add(1);
       if (chunk >= chunks_) return;
-      try {
-        (*job_)(chunk);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (!error_) error_ = std::current_exception();
+      if (!failed_.load(std::memory_order_relaxed)) {
+        try {
+          (*job_)(chunk);
+        } catch (...) {
+          failed_.store(true, std::memory_order_relaxed);
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (!error_) error_ = std::current_exception();
+        }
       }
       std::lock_guard<std::mutex> lock(mutex_);
       if (--pending_ == 0) done_.notify_all();
@@ -96,6 +103,7 @@ private:
   const std::function<void(int64_t)>* job_ = nullptr;
   int64_t chunks_ = 0;
   std::atomic<int64_t> next_{0};
+  std::atomic<bool> failed_{false};
   int64_t pending_ = 0;
   uint64_t generation_ = 0;
   bool stopping_ = false;
@@ -124,23 +132,34 @@ int threadCount() { return pool().size(); }
 
 void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
   if (n <= 0) return;
+  checkInterrupt();
+  grain = std::max<int64_t>(grain, 1);
   const int threads = threadCount();
-  if (threads == 1 || insideChunk || n < 2 * std::max<int64_t>(grain, 1)) {
+  if (insideChunk || n < 2 * grain) {
     body(0, n);
     return;
   }
-  // A few chunks per thread balance uneven work without much overhead.
-  const int64_t chunks = std::min<int64_t>(n / std::max<int64_t>(grain, 1), int64_t(threads) * 4);
+  // A few chunks per thread balance uneven work without much overhead; more of them when
+  // the range is long, so that an interrupt, checked before each chunk, is seen soon.
+  const int64_t chunks = std::min<int64_t>(n / grain, std::max<int64_t>(int64_t(threads) * 4, n / (grain * 64)));
   const int64_t step = (n + chunks - 1) / chunks;
-  pool().run(chunks, [&](int64_t chunk) {
+  const InterruptFlag* flag = currentInterruptFlag();
+  auto chunkBody = [&](int64_t chunk) {
     const int64_t begin = chunk * step, end = std::min(n, begin + step);
     if (begin >= end) return;
+    InterruptScope scope(flag); // the caller's flag, in whichever thread runs the chunk
+    checkInterrupt();
     insideChunk = true;
     struct Reset {
       ~Reset() { insideChunk = false; }
     } reset;
     body(begin, end);
-  });
+  };
+  if (threads == 1) {
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) chunkBody(chunk);
+    return;
+  }
+  pool().run(chunks, chunkBody);
 }
 
 } // namespace tsl

@@ -13,7 +13,9 @@ namespace tsl {
 
 /// Calls body(begin, end) over disjoint chunks covering [0, n), in parallel when
 /// n >= 2 * grain. Returns when every chunk is done. An exception thrown by a chunk is
-/// rethrown here (the first one, if several).
+/// rethrown here (the first one, if several; the chunks not yet started are skipped).
+/// The calling thread's interrupt flag (runtime/Interrupt.h) is checked before each
+/// chunk, in whichever thread runs it, and is the flag of the kernels the chunk calls.
 void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body);
 
 /// Number of threads kernels use (workers plus the calling thread).

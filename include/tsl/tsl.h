@@ -83,6 +83,10 @@ private:
   std::unique_ptr<Interp> impl_;
 };
 
+/// The text of a source file, "-" meaning standard input: at most 64 MiB, from a regular
+/// file (a device or FIFO could be endless). An io error (tsl::Error) otherwise.
+std::string readSource(const std::string& path);
+
 /// Runs `body` on a new thread whose stack holds `bytes` (1 GiB by default, reserved
 /// not committed) and returns its result: hosts call the engine through this when deep
 /// recursion should meet the call-depth limit rather than a small native stack.

@@ -48,6 +48,34 @@ std::string compareTensors(const Tensor& a, const Tensor& b) {
   return "";
 }
 
+/// Whether the trees in `values` have more than `limit` leaves (walking at most that many).
+bool moreLeavesThan(Args values, size_t limit) {
+  size_t seen = 0;
+  std::vector<Value> work(values.begin(), values.end());
+  while (!work.empty()) {
+    Value v = std::move(work.back());
+    work.pop_back();
+    if (v.isMap()) {
+      for (const auto& [key, value] : v.map().entries()) {
+        work.push_back(value);
+        if (work.size() + seen > limit) return true;
+      }
+    } else if (v.isVector()) {
+      for (const Value& item : v.vector().items()) {
+        work.push_back(item);
+        if (work.size() + seen > limit) return true;
+      }
+    } else if (++seen > limit) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// Calls with bigger arguments are not compared: lowering flattens every argument, so
+/// checking each of a loop's calls on a growing collection would cost its size each time.
+constexpr size_t kMaxComparedLeaves = 1000;
+
 } // namespace
 
 std::string compareResults(const Value& eager, const Value& jit) {
@@ -71,6 +99,10 @@ void installDifferential(Interp& interp, std::ostringstream& output, Differentia
       output.seekp(0, std::ios::end);
     };
     const std::string where = cat(span.line, ":", span.col, ": ");
+    if (moreLeavesThan(args, kMaxComparedLeaves)) {
+      ++stats.tooLarge;
+      return;
+    }
     try {
       const Lowered lowered = lowerFunction(interp, fn, args, span);
       if (!lowered.effect.empty()) {

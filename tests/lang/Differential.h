@@ -7,7 +7,9 @@
 // and bf16 within their machine epsilon), NaN matching NaN. A call whose lowering fails
 // with a `jit: ` error (a construct compiled code cannot express, like a recursion on a
 // traced value) is counted as not jittable; one that runs an effectful builtin (printing,
-// files) while lowering is counted as impure and not compared. Anything else — a
+// files) while lowering is counted as impure and not compared, and so is one whose
+// arguments hold more than 1000 tensors and other leaves (lowering flattens them, so
+// comparing every call of a loop over a growing map would be quadratic). Anything else — a
 // different result, or another error where eager code succeeded — is a failure.
 #pragma once
 
@@ -23,6 +25,7 @@ struct DifferentialStats {
   int compared = 0;
   int notJittable = 0;
   int impure = 0;
+  int tooLarge = 0; ///< calls not compared: more than 1000 leaves in their arguments
   std::vector<std::string> failures; ///< "LINE:COL: what differed"
 };
 

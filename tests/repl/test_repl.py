@@ -339,6 +339,31 @@ def main_session(home, work):
         repl.pos = len(repl.text())
         evaluate(repl, "(+ 1 1)", "2", "after the interrupt the REPL answers (+ 1 1) with 2")
 
+        # Ctrl-C in a long kernel (a 6000x6000 matmul takes seconds): it stops between
+        # tiles of work, and a line typed ahead while it ran is kept and evaluated after.
+        repl.send("(sum (matmul (ones [6000 6000]) (ones [6000 6000])))\r")
+        repl.expect(r"\(ones \[6000 6000\]\)\)\)\n")
+        time.sleep(0.5)
+        repl.send("(+ 40 2)\r")
+        time.sleep(0.3)
+        sent = time.monotonic()
+        repl.send("\x03")
+        stopped = repl.expect(r"runtime error: interrupted", timeout=10.0)
+        took = time.monotonic() - sent
+        check("Ctrl-C stops a 6000x6000 matmul within a second",
+              stopped is not None and took < 1.0, f"after {took:.2f}s\n{repl.recent()}")
+        check("a line typed while the matmul ran survives the Ctrl-C and is evaluated: 42",
+              repl.expect(r"^42$") is not None and repl.expect_prompt() is not None, repl.recent())
+
+        # Ctrl-D in the middle of a form drops the form, not the session.
+        repl.send("(+ 1\r")
+        repl.expect(r"^" + re.escape(CONTINUATION) + "$")
+        repl.send("\x04")
+        check("Ctrl-D at the continuation prompt says the form is discarded and stays",
+              repl.expect(r"unfinished form discarded") is not None and repl.expect_prompt() is not None,
+              repl.recent())
+        evaluate(repl, "(+ 2 3)", "5", "after Ctrl-D at the continuation prompt the REPL evaluates (+ 2 3)")
+
         # Completion.
         repl.send("(macroexp")
         repl.expect(r"\(macroexp")

@@ -13,7 +13,9 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <vector>
 #include <zlib.h>
@@ -44,6 +46,9 @@ void writeBytes(const std::string& path, std::string_view bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
+
+/// Reads a test's text file (no test file comes near the limit).
+std::string readTextFile(const std::string& path) { return tsl::readTextFile(path, size_t(1) << 30); }
 
 std::string readBytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -382,10 +387,9 @@ TEST_CASE("a write that cannot happen is an io error and leaves nothing behind")
                  missing + ": cannot create a temporary file"));
   CHECK(
       contains(ioErrorOf([&] { writeFileAtomically(missing, "x"); }), "no such file or directory"));
-  // The target is a folder: the temporary is written, the rename fails, the temporary goes.
+  // The target is a folder: refused before any temporary exists.
   fs::create_directory(dir / "sub");
-  CHECK(contains(ioErrorOf([&] { writeFileAtomically(dir / "sub", "x"); }),
-                 dir / "sub" + ": cannot replace"));
+  CHECK(ioErrorOf([&] { writeFileAtomically(dir / "sub", "x"); }) == dir / "sub" + ": cannot write: is a directory");
   CHECK(dir.entries() == 1);
   // A read-only place (sysfs refuses new files even to root).
   CHECK(contains(ioErrorOf([&] { writeFileAtomically("/sys/tsl-io-test.txt", "x"); }),
@@ -428,6 +432,76 @@ TEST_CASE("readTextFile returns the bytes of a file or an io error naming it") {
   CHECK(ioErrorOf([&] { readTextFile(dir / "none.txt"); }) ==
         dir / "none.txt" + ": cannot open: no such file or directory");
   CHECK(contains(ioErrorOf([&] { readTextFile(dir.path.string()); }), "is a directory"));
+}
+
+TEST_CASE("readTextFile refuses devices and FIFOs (which may never end) and files over its limit") {
+  TempDir dir;
+  CHECK(ioErrorOf([] { tsl::readTextFile("/dev/zero", 1 << 20); }) ==
+        "/dev/zero: is a character device, not a regular file");
+  // A FIFO nobody writes to: refused at once, not waited on.
+  const std::string fifo = dir / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(ioErrorOf([&] { tsl::readTextFile(fifo, 1 << 20); }) == fifo + ": is a FIFO, not a regular file");
+  CHECK(ioErrorOf([&] { loadCsv(fifo, {}); }) == fifo + ": is a FIFO, not a regular file");
+  CHECK(ioErrorOf([&] { loadNpy(fifo); }) == fifo + ": is a FIFO, not a regular file");
+  CHECK(ioErrorOf([] { loadCsv("/dev/zero", {}); }) == "/dev/zero: is a character device, not a regular file");
+  writeBytes(dir / "ten.txt", "0123456789");
+  CHECK(tsl::readTextFile(dir / "ten.txt", 10) == "0123456789");
+  CHECK(ioErrorOf([&] { tsl::readTextFile(dir / "ten.txt", 9); }) ==
+        dir / "ten.txt" + ": is 10 bytes, more than the limit of 9 bytes for this file");
+}
+
+TEST_CASE("writes follow symbolic links and keep the file's permissions") {
+  TempDir dir;
+  const std::string real = dir / "real.txt", link = dir / "link.txt";
+  writeFileAtomically(real, "old");
+  fs::permissions(real, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  fs::create_symlink("real.txt", link);
+  writeFileAtomically(link, "new");
+  CHECK(fs::is_symlink(link)); // still a link, to the replaced file
+  CHECK(readTextFile(real) == "new");
+  CHECK(fs::status(real).permissions() == (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
+  // A dangling link: the file is created where it points.
+  fs::create_symlink("later.txt", dir / "dangling.txt");
+  writeFileAtomically(dir / "dangling.txt", "made");
+  CHECK(fs::is_symlink(dir / "dangling.txt"));
+  CHECK(readTextFile(dir / "later.txt") == "made");
+  CHECK(dir.entries() == 4); // real, link, dangling, later: no temporaries
+}
+
+TEST_CASE("writes to devices and FIFOs go to them directly; other special files are refused") {
+  TempDir dir;
+  CHECK_NOTHROW(writeFileAtomically("/dev/null", "discarded"));
+  CHECK(fs::is_character_file("/dev/null"));
+  // /dev/full fails every write, as a full disk does: an io error, and the device stays.
+  CHECK(ioErrorOf([] { saveNpy("/dev/full", Tensor::ofInt(1)); }) == "/dev/full: cannot write: no space left on device");
+  CHECK(fs::is_character_file("/dev/full"));
+  const std::string fifo = dir / "fifo";
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  CHECK(ioErrorOf([&] { writeFileAtomically(fifo, "x"); }) == fifo + ": cannot write: no process is reading the FIFO");
+  CHECK(fs::is_fifo(fifo));
+  // With a reader, the bytes arrive through the FIFO.
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+  REQUIRE(reader >= 0);
+  writeFileAtomically(fifo, "through");
+  char buffer[16] = {};
+  CHECK(::read(reader, buffer, sizeof buffer) == 7);
+  CHECK(std::string(buffer) == "through");
+  ::close(reader);
+  CHECK(fs::is_fifo(fifo));
+}
+
+TEST_CASE("temporaries of writes that a killed process left behind are removed by the next write") {
+  TempDir dir;
+  const std::string path = dir / "x.npy";
+  // A PID that cannot be running (beyond pid_max) and one that is (this process's parent).
+  writeBytes(dir / ".x.npy.tmp-2147483646-3", "stale");
+  const std::string alive = ".x.npy.tmp-" + std::to_string(::getppid()) + "-0";
+  writeBytes(dir / alive, "another writer's");
+  saveNpy(path, Tensor::ofInt(5));
+  CHECK_FALSE(fs::exists(dir / ".x.npy.tmp-2147483646-3"));
+  CHECK(fs::exists(dir / alive));
+  CHECK(loadNpy(path).toInt() == 5);
 }
 
 // ---- CSV ----
