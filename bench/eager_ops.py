@@ -13,25 +13,20 @@ The ratio is TSL / NumPy: below 1 means TSL is faster.
     /usr/bin/python3 bench/eager_ops.py [path/to/tsl]
 """
 import os
-import statistics
 import subprocess
 import sys
-import time
 
 import numpy as np
+
+from measure import timed as timed_runs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNS = 7
 
 
 def timed(fn, runs=RUNS):
-    fn()
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    """The median of `runs` calls after a warm-up (bench/measure.py)."""
+    return timed_runs(fn, runs)
 
 
 def numpy_side():

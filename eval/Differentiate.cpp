@@ -63,14 +63,18 @@ Value DiffState::call(Interp& interp, Args args, const Span& span) {
   // The compiled versions are kept per function, kind and :argnums, not per builtin.
   std::string key = cat(static_cast<const void*>(fn_.object()), "/", static_cast<int>(kind_), vector_ ? "v" : "s");
   for (size_t a : argnums_) key += cat(",", a);
-  auto& entry = interp.derivativeVersions()[key];
-  if (!entry.second) {
-    if (interp.derivativeVersions().size() > kMaxCachedDerivatives) { // forget them all, rarely
-      interp.derivativeVersions().clear();
-      return call(interp, args, span);
-    }
-    entry = {fn_, std::make_shared<JitState>()};
+  auto& versions = interp.derivativeVersions();
+  if (!versions.count(key)) {
+    // An entry whose function only the cache still holds can never be asked for again
+    // (the key is the function's identity): drop those before adding one.
+    std::erase_if(versions, [](const auto& entry) {
+      const Object* fn = entry.second.first.object();
+      return fn && fn->kind() != ValueKind::Keyword && fn->unique();
+    });
+    if (versions.size() >= kMaxCachedDerivatives) versions.clear(); // forget them all, rarely
   }
+  auto& entry = versions[key];
+  if (!entry.second) entry = {fn_, std::make_shared<JitState>()};
   return static_cast<JitState&>(*entry.second).callWith(interp, Value(self_), args, span);
 }
 

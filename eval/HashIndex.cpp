@@ -105,15 +105,14 @@ Node* pair(const Entry& a, const Entry& b, unsigned shift) {
   return node;
 }
 
-/// A copy of `node` with the inline entry at `index` removed or not, an entry inserted
-/// at `insertAt` or not, a child removed at `dropChild` or not, a child inserted at
-/// `addChild` or not — the one way every edit below builds its new node. The copy takes
-/// references to the children it keeps.
+/// A change to one node, each part optional (an index of -1): drop the inline entry at
+/// `dropEntry`, insert `entry` before `insertEntry`, insert `child` before `insertChild`,
+/// replace the child at `replaceChild` by `replacement` — the one way every edit below
+/// describes its new node.
 struct Edit {
   int dropEntry = -1;
   int insertEntry = -1;
   Entry entry{};
-  int dropChild = -1;
   int insertChild = -1;
   Node* child = nullptr; ///< inserted as is (its reference moves into the copy)
   int replaceChild = -1;
@@ -133,7 +132,7 @@ void layout(Node* dst, const Entry* oldEntries, uint32_t entryCount, Node* const
   Node** c = dst->children();
   for (uint32_t i = 0; i <= childCount; ++i) {
     if (static_cast<int>(i) == edit.insertChild) *c++ = edit.child;
-    if (i < childCount && static_cast<int>(i) != edit.dropChild) {
+    if (i < childCount) {
       const bool replaced = static_cast<int>(i) == edit.replaceChild;
       Node* kid = replaced ? edit.replacement : oldChildren[i];
       if (!replaced && retainKept) retain(kid);
@@ -145,7 +144,7 @@ void layout(Node* dst, const Entry* oldEntries, uint32_t entryCount, Node* const
 /// A new node: `node` with `edit` applied; kept children get a new reference.
 Node* rebuild(const Node* node, uint32_t datamap, uint32_t nodemap, const Edit& edit) {
   const uint32_t entries = node->entryCount() - (edit.dropEntry >= 0) + (edit.insertEntry >= 0);
-  const uint32_t children = node->childCount() - (edit.dropChild >= 0) + (edit.insertChild >= 0);
+  const uint32_t children = node->childCount() + (edit.insertChild >= 0);
   Node* copy = allocate(entries, children, node->collision);
   copy->datamap = datamap;
   copy->nodemap = nodemap;
@@ -158,7 +157,7 @@ Node* rebuild(const Node* node, uint32_t datamap, uint32_t nodemap, const Edit& 
 Node* editInPlace(Node* node, uint32_t datamap, uint32_t nodemap, const Edit& edit) {
   const uint32_t oldEntries = node->entryCount(), oldChildren = node->childCount();
   const uint32_t entries = oldEntries - (edit.dropEntry >= 0) + (edit.insertEntry >= 0);
-  const uint32_t children = oldChildren - (edit.dropChild >= 0) + (edit.insertChild >= 0);
+  const uint32_t children = oldChildren + (edit.insertChild >= 0);
   if (!node->collision && payload(entries, children) <= node->capacity) {
     std::array<Entry, 32> savedEntries;
     std::array<Node*, 32> savedChildren;
@@ -214,48 +213,6 @@ Node* insertAt(const Node* node, unsigned shift, const Entry& entry) {
   return rebuild(node, node->datamap | bit, node->nodemap, edit);
 }
 
-/// The node without the entry; nullptr when nothing is left.
-Node* eraseAt(const Node* node, unsigned shift, const Entry& entry) {
-  if (node->collision) {
-    for (uint32_t i = 0; i < node->count; ++i) {
-      if (node->entries()[i].position != entry.position) continue;
-      if (node->count == 1) return nullptr;
-      Edit edit;
-      edit.dropEntry = static_cast<int>(i);
-      return rebuild(node, 0, 0, edit);
-    }
-    retain(const_cast<Node*>(node)); // absent: unchanged
-    return const_cast<Node*>(node);
-  }
-  const uint32_t bit = 1u << fragment(entry.hash, shift);
-  if (node->datamap & bit) {
-    const uint32_t index = below(node->datamap, bit);
-    if (node->entries()[index].position != entry.position) {
-      retain(const_cast<Node*>(node));
-      return const_cast<Node*>(node);
-    }
-    if (node->entryCount() == 1 && node->childCount() == 0) return nullptr;
-    Edit edit;
-    edit.dropEntry = static_cast<int>(index);
-    return rebuild(node, node->datamap & ~bit, node->nodemap, edit);
-  }
-  if (node->nodemap & bit) {
-    const uint32_t index = below(node->nodemap, bit);
-    Node* child = eraseAt(node->children()[index], shift + kBits, entry);
-    Edit edit;
-    if (child) {
-      edit.replaceChild = static_cast<int>(index);
-      edit.replacement = child;
-      return rebuild(node, node->datamap, node->nodemap, edit);
-    }
-    if (node->entryCount() == 0 && node->childCount() == 1) return nullptr;
-    edit.dropChild = static_cast<int>(index);
-    return rebuild(node, node->datamap, node->nodemap & ~bit, edit);
-  }
-  retain(const_cast<Node*>(node));
-  return const_cast<Node*>(node);
-}
-
 /// Inserts `entry` below `*slot` in place, copying only nodes another index shares —
 /// unless an entry with its hash satisfies `matches`, whose position is then returned
 /// with nothing inserted.
@@ -282,7 +239,7 @@ std::optional<uint32_t> insertInPlace(Node** slot, const Entry& entry,
       }
     }
     if (node->refs > 1) {
-      // Shared with another index (after an erase or a copy): this index gets its own.
+      // Shared with another index (one an older map's insert copied): this index gets its own.
       Node* copy = rebuild(node, node->datamap, node->nodemap, Edit{});
       release(node);
       *slot = node = copy;
@@ -395,15 +352,6 @@ std::optional<uint32_t> HashIndex::findOrInsert(uint64_t hash, uint32_t position
   if (auto found = find(hash, matches)) return found;
   inserted = insert(hash, position);
   return std::nullopt;
-}
-
-HashIndex HashIndex::erase(uint64_t hash, uint32_t position, uint32_t count) const {
-  if (empty()) return HashIndex();
-  auto* root = new Root;
-  HashIndex out(root);
-  root->tree = eraseAt(root_->tree, 0, Entry{hash, position});
-  root->frontier = count;
-  return out;
 }
 
 } // namespace tsl

@@ -18,8 +18,9 @@
 // count a reference). Older maps sharing the index may then meet entries past their own
 // count, or positions holding other keys; their `matches` predicate (is the key at this
 // position, in *my* entries, the one I look for?) rejects those, so entries added by
-// another version are harmless. Any other map's insert, and every erase, copies the path
-// into an index of its own.
+// another version are harmless. Any other map's insert copies the path into an index of
+// its own. Nothing is ever erased: a map removes a key by marking its entry removed,
+// which its predicate then rejects, and rebuilds the index when it compacts its entries.
 #pragma once
 
 #include <cstdint>
@@ -53,8 +54,6 @@ public:
   /// insert can be done in place.
   std::optional<uint32_t> findOrInsert(uint64_t hash, uint32_t position, const std::function<bool(uint32_t)>& matches,
                                        HashIndex& inserted) const;
-  /// This index without the entry (`hash`, `position`), for a map of `count` entries.
-  HashIndex erase(uint64_t hash, uint32_t position, uint32_t count) const;
 
   struct Node;
   struct Root;

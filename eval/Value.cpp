@@ -233,8 +233,10 @@ Value MapObj::dissoc(const Value& key) const {
     out->reindex();
     return result;
   }
+  // The index keeps pointing at the removed slot: the slot's key no longer matches any
+  // key, so lookups skip it, and the next compaction rebuilds the index without it.
   out->entries_ = entries_.set(*at, MapEntry{Value::recurMarker(), Value()});
-  out->index_ = index_.erase(hash, static_cast<uint32_t>(*at), static_cast<uint32_t>(entries_.size()));
+  out->index_ = index_;
   if (out->live_ <= kLinearLimit) out->reindex(); // small again: drop the index
   return result;
 }

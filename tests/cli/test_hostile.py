@@ -36,6 +36,16 @@ class Result:
                 f"stderr: {self.err[:800]!r}")
 
 
+def sanitized(binary):
+    """Whether `binary` is a sanitizer build: AddressSanitizer reserves terabytes of shadow
+    memory at start, so it cannot run under an address-space limit at all."""
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+SANITIZED = sanitized(TSL)
+
+
 def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
@@ -44,7 +54,7 @@ def tsl(*args, stdin=b"", timeout=60, memory_limit=False):
     start = time.monotonic()
     try:
         p = subprocess.run([TSL, *args], input=stdin, capture_output=True, cwd=WORK, timeout=timeout,
-                           preexec_fn=limit_memory if memory_limit else None)
+                           preexec_fn=limit_memory if memory_limit and not SANITIZED else None)
         rc, out, err = p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         rc, out, err = "timeout", e.stdout or b"", e.stderr or b""
@@ -68,11 +78,16 @@ def crashed(r):
 
 
 def memory():
-    for name, source in [
+    cases = [
         ("doubling a string", '(loop [s "x"] (recur (str s s)))'),
         ("conj onto a vector forever", "(loop [v [] i 0] (recur (conj v i) (inc i)))"),
         ("assoc into a map forever", "(loop [m {} i 0] (recur (assoc m i i) (inc i)))"),
-    ]:
+    ]
+    if SANITIZED:
+        # ASan can neither run under an address-space limit nor make operator new throw
+        # when it runs out: the release build's run of this script covers these.
+        cases = []
+    for name, source in cases:
         r = run_source(source, memory_limit=True, timeout=120)
         check(f"out of memory while {name} is 'runtime error: out of memory' at the form, exit 1",
               r.rc == 1 and ":1:" in r.err and "runtime error: out of memory" in r.err and not crashed(r), str(r))
@@ -81,9 +96,11 @@ def memory():
         check(f"tsl {command[0]} /dev/zero refuses a device instead of reading it all",
               r.rc == 1 and "io error: /dev/zero: is a character device, not a regular file" in r.err, str(r))
     # Tree arithmetic walks both trees once: 100,000 levels fit well within the limit.
-    r = run_source("(def t (loop [t 1.0 i 0] (if (< i 100000) (recur [t] (inc i)) t)))\n"
+    # (The sanitizer build's stack is 60 MiB, not 1 GiB: 10,000 levels there.)
+    depth = 10000 if SANITIZED else 100000
+    r = run_source(f"(def t (loop [t 1.0 i 0] (if (< i {depth}) (recur [t] (inc i)) t)))\n"
                    "(def u (+ t t))\n(println (= u (* 2.0 t)))", memory_limit=True, timeout=60)
-    check("adding two trees nested 100,000 deep works under the limit", r.rc == 0 and r.out == "true\n", str(r))
+    check(f"adding two trees nested {depth} deep works under the limit", r.rc == 0 and r.out == "true\n", str(r))
 
 
 def files():
@@ -197,7 +214,14 @@ def exits():
               r.rc == 1 and "value error: exit code must be from 0 to 255" in r.err, str(r))
 
 
+def repl_input():
+    r = tsl(stdin=b"(+ 1 2)\n(+ 1\n", timeout=20)
+    check("input piped to the REPL that ends inside a form reports it as unclosed",
+          r.out == "3\n" and "syntax error: unclosed '('" in r.err, str(r))
+
+
 def main():
+    repl_input()
     memory()
     files()
     signals()
