@@ -3,7 +3,7 @@
 
 #include "eval/Convert.h"
 #include "eval/Expander.h"
-#include "eval/Interp.h"
+#include "eval/Evaluator.h"
 #include "tsl/StackGuard.h"
 
 #include <optional>
@@ -47,7 +47,7 @@ struct RecurTarget {
 
 class Analyzer {
 public:
-  Analyzer(Interp&, Namespace& ns) : ns_(ns) {}
+  Analyzer(Evaluator&, Namespace& ns) : ns_(ns) {}
 
   TopLevelCode topLevel(const SyntaxPtr& form) {
     NodePtr node = analyze(form, false);
@@ -355,8 +355,8 @@ private:
 
 } // namespace
 
-TopLevelCode analyzeTopLevel(Interp& interp, Namespace& ns, const SyntaxPtr& coreForm) {
-  Analyzer analyzer(interp, ns);
+TopLevelCode analyzeTopLevel(Evaluator& evaluator, Namespace& ns, const SyntaxPtr& coreForm) {
+  Analyzer analyzer(evaluator, ns);
   return analyzer.topLevel(coreForm);
 }
 

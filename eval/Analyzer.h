@@ -11,7 +11,7 @@
 
 namespace tsl {
 
-class Interp;
+class Evaluator;
 
 /// A compiled top-level form and the number of slots its frame needs.
 struct TopLevelCode {
@@ -20,6 +20,6 @@ struct TopLevelCode {
 };
 
 /// Compiles one expanded top-level form whose global names resolve in `ns`.
-TopLevelCode analyzeTopLevel(Interp& interp, Namespace& ns, const SyntaxPtr& coreForm);
+TopLevelCode analyzeTopLevel(Evaluator& evaluator, Namespace& ns, const SyntaxPtr& coreForm);
 
 } // namespace tsl

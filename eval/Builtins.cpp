@@ -87,16 +87,16 @@ const Value* KeywordArgs::find(std::string_view key) const {
 
 } // namespace builtins
 
-void registerBuiltins(Interp& interp) {
-  builtins::registerNumericBuiltins(interp);
-  builtins::registerCollectionBuiltins(interp);
-  builtins::registerCoreBuiltins(interp);
-  builtins::registerTensorBuiltins(interp); // after the others: it extends get and astype
-  builtins::registerCompileBuiltins(interp);
-  builtins::registerAutodiffBuiltins(interp);
+void registerBuiltins(Evaluator& evaluator) {
+  builtins::registerNumericBuiltins(evaluator);
+  builtins::registerCollectionBuiltins(evaluator);
+  builtins::registerCoreBuiltins(evaluator);
+  builtins::registerTensorBuiltins(evaluator); // after the others: it extends get and astype
+  builtins::registerCompileBuiltins(evaluator);
+  builtins::registerAutodiffBuiltins(evaluator);
   for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "slurp", "load-csv", "load-npy",
                            "eval", "read-string", "gensym"}) {
-    const Var* var = interp.core().find(name);
+    const Var* var = evaluator.core().find(name);
     TSL_ASSERT(var && var->value.isFunction(), "an effectful builtin is missing");
     const_cast<BuiltinObj&>(static_cast<const BuiltinObj&>(var->value.function())).setEffectful();
   }

@@ -1,10 +1,10 @@
 // eval/Builtins.h — helpers shared by the files that define builtins.
 //
 // Builtins receive evaluated arguments and report misuse as type or value errors that
-// name themselves; the caller's span is attached by Interp::apply. Internal to eval/.
+// name themselves; the caller's span is attached by Evaluator::apply. Internal to eval/.
 #pragma once
 
-#include "eval/Interp.h"
+#include "eval/Evaluator.h"
 #include "eval/Printer.h"
 
 #include <optional>
@@ -23,7 +23,7 @@ int64_t intArg(const CallContext& cx, Args args, size_t i);
 double numberArg(const CallContext& cx, Args args, size_t i);
 const std::string& stringArg(const CallContext& cx, Args args, size_t i);
 const KeywordObj& keywordArg(const CallContext& cx, Args args, size_t i);
-/// A function, keyword, map or vector: anything Interp::apply accepts.
+/// A function, keyword, map or vector: anything Evaluator::apply accepts.
 const Value& callableArg(const CallContext& cx, Args args, size_t i);
 
 /// Positional arguments followed by `:key value` pairs, as NumPy-style calls use them:
@@ -46,11 +46,11 @@ private:
 inline Value boolean(bool b) { return Value::boolean(b); }
 
 /// Registration of each family of builtins.
-void registerNumericBuiltins(Interp& interp);
-void registerCollectionBuiltins(Interp& interp);
-void registerCoreBuiltins(Interp& interp);
-void registerTensorBuiltins(Interp& interp);
-void registerCompileBuiltins(Interp& interp);
-void registerAutodiffBuiltins(Interp& interp);
+void registerNumericBuiltins(Evaluator& evaluator);
+void registerCollectionBuiltins(Evaluator& evaluator);
+void registerCoreBuiltins(Evaluator& evaluator);
+void registerTensorBuiltins(Evaluator& evaluator);
+void registerCompileBuiltins(Evaluator& evaluator);
+void registerAutodiffBuiltins(Evaluator& evaluator);
 
 } // namespace tsl::builtins

@@ -15,7 +15,7 @@ Value derivative(const Value& fn, DiffState::Kind kind, std::vector<size_t> argn
   const std::string name = prefix + "-" + (fn.isFunction() && !fn.function().name().empty() ? fn.function().name() : "fn");
   auto state = std::make_shared<DiffState>(fn, kind, std::move(argnums), vectorOfGrads);
   auto* builtin = new BuiltinObj(name, 0, -1, [raw = state.get()](CallContext& cx, Args args) {
-    return raw->call(cx.interp, args, cx.span);
+    return raw->call(cx.evaluator, args, cx.span);
   });
   state->bind(*builtin);
   builtin->setState(state);
@@ -47,8 +47,8 @@ std::vector<size_t> argnums(const CallContext& cx, const Value* v, bool& vectorO
   return out;
 }
 
-void defineGrad(Interp& interp, const char* name, DiffState::Kind kind) {
-  interp.defineBuiltin(name, 1, 3, [kind, name](CallContext& cx, Args args) {
+void defineGrad(Evaluator& evaluator, const char* name, DiffState::Kind kind) {
+  evaluator.defineBuiltin(name, 1, 3, [kind, name](CallContext& cx, Args args) {
     KeywordArgs kw(cx, args, 1, {"argnums"});
     if (kw.positional().size() != 1) fail(ErrorKind::Type, name, " takes one function, then :argnums");
     const Value& fn = callableArg(cx, kw.positional(), 0);
@@ -60,26 +60,26 @@ void defineGrad(Interp& interp, const char* name, DiffState::Kind kind) {
 
 } // namespace
 
-void registerAutodiffBuiltins(Interp& interp) {
-  defineGrad(interp, "grad", DiffState::Kind::Grad);
-  defineGrad(interp, "value-and-grad", DiffState::Kind::ValueAndGrad);
+void registerAutodiffBuiltins(Evaluator& evaluator) {
+  defineGrad(evaluator, "grad", DiffState::Kind::Grad);
+  defineGrad(evaluator, "value-and-grad", DiffState::Kind::ValueAndGrad);
 
   // (vjp f x...) -> [y pullback]; (pullback ct) -> [ct_x ...]
-  interp.defineBuiltin("vjp", 1, -1, [](CallContext& cx, Args args) -> Value {
+  evaluator.defineBuiltin("vjp", 1, -1, [](CallContext& cx, Args args) -> Value {
     const Value& fn = callableArg(cx, args, 0);
     const std::vector<Value> xs(args.begin() + 1, args.end());
-    const Value y = cx.interp.apply(fn, xs, cx.span);
+    const Value y = cx.evaluator.apply(fn, xs, cx.span);
     const Value pull = derivative(fn, DiffState::Kind::Pullback, {}, false, "pullback");
     auto* pullback = new BuiltinObj("pullback", 1, 1, [pull, xs](CallContext& inner, Args ct) {
       std::vector<Value> all = xs;
       all.push_back(ct[0]);
-      return inner.interp.apply(pull, all, inner.span);
+      return inner.evaluator.apply(pull, all, inner.span);
     });
     return makeVector({y, Value(pullback)});
   });
 
   // (jvp f [x...] [v...]) -> [y tangent]
-  interp.defineBuiltin("jvp", 3, 3, [](CallContext& cx, Args args) -> Value {
+  evaluator.defineBuiltin("jvp", 3, 3, [](CallContext& cx, Args args) -> Value {
     const Value& fn = callableArg(cx, args, 0);
     // [3.0] reads as a tensor; its rows are the arguments then.
     auto list = [](const Value& v) { return v.isSequential() || v.isNonScalarTensor(); };
@@ -91,7 +91,7 @@ void registerAutodiffBuiltins(Interp& interp) {
       fail(ErrorKind::Type, "jvp: ", all.size(), " arguments but ", tangents.size(), " tangents");
     all.insert(all.end(), tangents.begin(), tangents.end());
     const Value push = derivative(fn, DiffState::Kind::Jvp, {}, false, "jvp");
-    return cx.interp.apply(push, all, cx.span);
+    return cx.evaluator.apply(push, all, cx.span);
   });
 }
 

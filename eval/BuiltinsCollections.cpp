@@ -60,7 +60,7 @@ Value range(const CallContext& cx, Args args) {
   std::vector<Value> out;
   out.reserve(static_cast<size_t>(n));
   for (int64_t k = 0; k < static_cast<int64_t>(n); ++k) {
-    if ((k & 0xFFFF) == 0) cx.interp.poll(cx.span);
+    if ((k & 0xFFFF) == 0) cx.evaluator.poll(cx.span);
     out.emplace_back(Tensor::ofInt(static_cast<int64_t>(start + static_cast<__int128>(k) * step)));
   }
   return makeVector(std::move(out));
@@ -107,25 +107,25 @@ Value getIn(const Value& coll, const Value& key, const Value& notFound) {
 
 } // namespace
 
-void registerCollectionBuiltins(Interp& interp) {
-  interp.defineBuiltin("count", 1, 1, [](CallContext& cx, Args args) { return countOf(cx, args[0]); });
-  interp.defineBuiltin("list", 0, -1, [](CallContext&, Args args) { return makeList(args); });
-  interp.defineBuiltin("vector", 0, -1, [](CallContext&, Args args) {
+void registerCollectionBuiltins(Evaluator& evaluator) {
+  evaluator.defineBuiltin("count", 1, 1, [](CallContext& cx, Args args) { return countOf(cx, args[0]); });
+  evaluator.defineBuiltin("list", 0, -1, [](CallContext&, Args args) { return makeList(args); });
+  evaluator.defineBuiltin("vector", 0, -1, [](CallContext&, Args args) {
     return makeVector(std::vector<Value>(args.begin(), args.end()));
   });
-  interp.defineBuiltin("hash-map", 0, -1, [](CallContext&, Args args) {
+  evaluator.defineBuiltin("hash-map", 0, -1, [](CallContext&, Args args) {
     if (args.size() % 2) fail(ErrorKind::Type, "hash-map expects keys and values in pairs, got ", args.size(), " arguments");
     Value map = makeMap({});
     for (size_t i = 0; i < args.size(); i += 2) map = map.map().assoc(args[i], args[i + 1]);
     return map;
   });
-  interp.defineBuiltin("vec", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("vec", 1, 1, [](CallContext& cx, Args args) {
     if (args[0].isVector()) return args[0];
     return makeVector(items(cx, args, 0));
   });
   // Sequence concatenation into a list, for quasiquote's expansions; `concat` itself is
   // the tensor primitive of LANGUAGE.md §4.
-  interp.defineBuiltin("%concat", 0, -1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("%concat", 0, -1, [](CallContext& cx, Args args) {
     std::vector<Value> out;
     for (size_t i = 0; i < args.size(); ++i) {
       std::vector<Value> part = items(cx, args, i);
@@ -133,50 +133,50 @@ void registerCollectionBuiltins(Interp& interp) {
     }
     return makeList(out);
   });
-  interp.defineBuiltin("first", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("first", 1, 1, [](CallContext& cx, Args args) {
     const Value& v = args[0];
     if (v.isList()) return v.list() ? v.list()->first() : Value();
     if (v.isVector()) return v.vector().count() ? v.vector()[0] : Value();
     if (sequenceCount(v) == 0) return Value();
     return nthOf(cx, v, 0, nullptr);
   });
-  interp.defineBuiltin("second", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("second", 1, 1, [](CallContext& cx, Args args) {
     const Value none;
     return sequenceCount(args[0]) < 2 ? Value() : nthOf(cx, args[0], 1, &none);
   });
-  interp.defineBuiltin("last", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("last", 1, 1, [](CallContext& cx, Args args) {
     const int64_t n = sequenceCount(args[0]);
     return n == 0 ? Value() : nthOf(cx, args[0], n - 1, nullptr);
   });
-  interp.defineBuiltin("rest", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("rest", 1, 1, [](CallContext& cx, Args args) {
     const Value& v = args[0];
     if (v.isVector()) return v.vector().drop(1);
     std::vector<Value> all = items(cx, args, 0);
     if (!all.empty()) all.erase(all.begin());
     return makeVector(std::move(all));
   });
-  interp.defineBuiltin("next", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("next", 1, 1, [](CallContext& cx, Args args) {
     if (sequenceCount(args[0]) <= 1) return Value();
     std::vector<Value> all = items(cx, args, 0);
     all.erase(all.begin());
     return makeVector(std::move(all));
   });
-  interp.defineBuiltin("nth", 2, 3, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("nth", 2, 3, [](CallContext& cx, Args args) {
     return nthOf(cx, args[0], intArg(cx, args, 1), args.size() == 3 ? &args[2] : nullptr);
   });
-  interp.defineBuiltin("cons", 2, 2, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("cons", 2, 2, [](CallContext& cx, Args args) {
     if (args[1].isList() || args[1].isNil())
       return Value(new ListObj(args[0], args[1].isNil() ? Value::emptyList() : args[1]));
     std::vector<Value> all = items(cx, args, 1);
     all.insert(all.begin(), args[0]);
     return makeList(all);
   });
-  interp.defineBuiltin("conj", 1, -1, [](CallContext&, Args args) {
+  evaluator.defineBuiltin("conj", 1, -1, [](CallContext&, Args args) {
     Value coll = args[0];
     for (size_t i = 1; i < args.size(); ++i) coll = conjOne(coll, args[i]);
     return coll;
   });
-  interp.defineBuiltin("assoc", 3, -1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("assoc", 3, -1, [](CallContext& cx, Args args) {
     if ((args.size() - 1) % 2) fail(ErrorKind::Type, "assoc expects keys and values in pairs");
     Value coll = args[0].isNil() ? makeMap({}) : args[0];
     for (size_t i = 1; i < args.size(); i += 2) {
@@ -198,20 +198,20 @@ void registerCollectionBuiltins(Interp& interp) {
     }
     return coll;
   });
-  interp.defineBuiltin("dissoc", 1, -1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("dissoc", 1, -1, [](CallContext& cx, Args args) {
     if (args[0].isNil()) return Value();
     if (!args[0].isMap()) badArgument(cx, 0, "a map", args[0]);
     Value map = args[0];
     for (size_t i = 1; i < args.size(); ++i) map = map.map().dissoc(args[i]);
     return map;
   });
-  interp.defineBuiltin("get", 2, 3, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("get", 2, 3, [](CallContext& cx, Args args) {
     const Value notFound = args.size() == 3 ? args[2] : Value();
     const Value& coll = args[0];
     if (coll.isNil() || coll.isMap() || coll.isVector()) return getIn(coll, args[1], notFound);
     badArgument(cx, 0, "a map or vector", coll);
   });
-  interp.defineBuiltin("contains?", 2, 2, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("contains?", 2, 2, [](CallContext& cx, Args args) {
     const Value& coll = args[0];
     if (coll.isMap()) return boolean(coll.map().find(args[1]) != nullptr);
     if (coll.isVector()) {
@@ -223,37 +223,37 @@ void registerCollectionBuiltins(Interp& interp) {
     if (coll.isNil()) return boolean(false);
     badArgument(cx, 0, "a map or vector", coll);
   });
-  interp.defineBuiltin("keys", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("keys", 1, 1, [](CallContext& cx, Args args) {
     if (args[0].isNil()) return Value();
     if (!args[0].isMap()) badArgument(cx, 0, "a map", args[0]);
     std::vector<Value> out;
     for (const auto& entry : args[0].map().entries()) out.push_back(entry.first);
     return makeVector(std::move(out));
   });
-  interp.defineBuiltin("vals", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("vals", 1, 1, [](CallContext& cx, Args args) {
     if (args[0].isNil()) return Value();
     if (!args[0].isMap()) badArgument(cx, 0, "a map", args[0]);
     std::vector<Value> out;
     for (const auto& entry : args[0].map().entries()) out.push_back(entry.second);
     return makeVector(std::move(out));
   });
-  interp.defineBuiltin("empty?", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("empty?", 1, 1, [](CallContext& cx, Args args) {
     return boolean(countOf(cx, args[0]).tensor().toInt() == 0);
   });
-  interp.defineBuiltin("range", 1, 3, [](CallContext& cx, Args args) { return range(cx, args); });
-  interp.defineBuiltin("reverse", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("range", 1, 3, [](CallContext& cx, Args args) { return range(cx, args); });
+  evaluator.defineBuiltin("reverse", 1, 1, [](CallContext& cx, Args args) {
     std::vector<Value> all = items(cx, args, 0);
     std::reverse(all.begin(), all.end());
     return makeVector(std::move(all));
   });
-  interp.defineBuiltin("into", 2, 2, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("into", 2, 2, [](CallContext& cx, Args args) {
     Value coll = args[0];
     for (const Value& x : items(cx, args, 1)) coll = conjOne(coll, x);
     return coll;
   });
 
   // ---- Higher-order ----
-  interp.defineBuiltin("map", 2, -1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("map", 2, -1, [](CallContext& cx, Args args) {
     const Value& f = callableArg(cx, args, 0);
     std::vector<std::vector<Value>> colls;
     size_t n = SIZE_MAX;
@@ -265,22 +265,22 @@ void registerCollectionBuiltins(Interp& interp) {
     out.reserve(n);
     std::vector<Value> callArgs(colls.size());
     for (size_t k = 0; k < n; ++k) {
-      cx.interp.poll(cx.span);
+      cx.evaluator.poll(cx.span);
       for (size_t c = 0; c < colls.size(); ++c) callArgs[c] = colls[c][k];
-      out.push_back(cx.interp.apply(f, callArgs, cx.span));
+      out.push_back(cx.evaluator.apply(f, callArgs, cx.span));
     }
     return makeVector(std::move(out));
   });
-  interp.defineBuiltin("filter", 2, 2, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("filter", 2, 2, [](CallContext& cx, Args args) {
     const Value& f = callableArg(cx, args, 0);
     std::vector<Value> out;
     for (const Value& x : items(cx, args, 1)) {
-      cx.interp.poll(cx.span);
-      if (cx.interp.apply(f, Args(&x, 1), cx.span).truthy()) out.push_back(x);
+      cx.evaluator.poll(cx.span);
+      if (cx.evaluator.apply(f, Args(&x, 1), cx.span).truthy()) out.push_back(x);
     }
     return makeVector(std::move(out));
   });
-  interp.defineBuiltin("reduce", 2, 3, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("reduce", 2, 3, [](CallContext& cx, Args args) {
     const Value& f = callableArg(cx, args, 0);
     std::vector<Value> all = items(cx, args, args.size() - 1);
     size_t start = 0;
@@ -288,26 +288,26 @@ void registerCollectionBuiltins(Interp& interp) {
     if (args.size() == 3) {
       acc = args[1];
     } else if (all.empty()) {
-      return cx.interp.apply(f, {}, cx.span);
+      return cx.evaluator.apply(f, {}, cx.span);
     } else {
       acc = all[0];
       start = 1;
     }
     for (size_t i = start; i < all.size(); ++i) {
-      cx.interp.poll(cx.span);
+      cx.evaluator.poll(cx.span);
       const Value pair[2] = {acc, all[i]};
-      acc = cx.interp.apply(f, Args(pair, 2), cx.span);
+      acc = cx.evaluator.apply(f, Args(pair, 2), cx.span);
     }
     return acc;
   });
-  interp.defineBuiltin("apply", 2, -1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("apply", 2, -1, [](CallContext& cx, Args args) {
     const Value& f = callableArg(cx, args, 0);
     std::vector<Value> callArgs(args.begin() + 1, args.end() - 1);
     std::vector<Value> spread = items(cx, args, args.size() - 1);
     callArgs.insert(callArgs.end(), spread.begin(), spread.end());
-    return cx.interp.apply(f, callArgs, cx.span);
+    return cx.evaluator.apply(f, callArgs, cx.span);
   });
-  interp.defineBuiltin("sort", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("sort", 1, 1, [](CallContext& cx, Args args) {
     std::vector<Value> all = items(cx, args, 0);
     const bool strings = std::all_of(all.begin(), all.end(), [](const Value& v) { return v.isString(); });
     const bool numbers = std::all_of(all.begin(), all.end(), [](const Value& v) {

@@ -40,8 +40,8 @@ Args trailingOptions(Args args, std::initializer_list<std::string_view> known,
 
 } // namespace
 
-void registerCompileBuiltins(Interp& interp) {
-  interp.defineBuiltin("jit", 1, 5, [](CallContext& cx, Args args) -> Value {
+void registerCompileBuiltins(Evaluator& evaluator) {
+  evaluator.defineBuiltin("jit", 1, 5, [](CallContext& cx, Args args) -> Value {
     KeywordArgs kw(cx, args, 1, {"target", "static"});
     const Value& fn = callableArg(cx, kw.positional(), 0);
     if (kw.positional().size() != 1) fail(ErrorKind::Type, "jit takes one function, then :target and :static");
@@ -71,19 +71,19 @@ void registerCompileBuiltins(Interp& interp) {
     auto state = std::make_shared<JitState>(inner, target, std::move(staticArgs));
     const std::string name = inner.isFunction() && !inner.function().name().empty() ? inner.function().name() : "fn";
     auto* builtin = new BuiltinObj(name, 0, -1, [state](CallContext& call, Args callArgs) {
-      return state->call(call.interp, callArgs, call.span);
+      return state->call(call.evaluator, callArgs, call.span);
     });
     builtin->setState(state);
     return Value(builtin);
   });
 
-  interp.defineBuiltin("jit-explain", 1, 1, [](CallContext& cx, Args args) -> Value {
+  evaluator.defineBuiltin("jit-explain", 1, 1, [](CallContext& cx, Args args) -> Value {
     const JitState* state = jitState(args[0]);
     if (!state) badArgument(cx, 0, "a function made by jit", args[0]);
     return makeString(state->explain());
   });
 
-  interp.defineBuiltin("ir", 1, -1, [](CallContext& cx, Args args) -> Value {
+  evaluator.defineBuiltin("ir", 1, -1, [](CallContext& cx, Args args) -> Value {
     std::vector<std::pair<std::string, Value>> options;
     const Args examples = trailingOptions(args, {"stage", "locations"}, options);
     const Value fn = underlying(callableArg(cx, args, 0));
@@ -99,18 +99,18 @@ void registerCompileBuiltins(Interp& interp) {
         print.locations = value.truthy();
       }
     }
-    const Lowered lowered = lowerFunction(cx.interp, fn, examples, cx.span, lower);
+    const Lowered lowered = lowerFunction(cx.evaluator, fn, examples, cx.span, lower);
     return makeString(ir::printModule(*lowered.module, print));
   });
 
-  interp.defineBuiltin("graph", 1, -1, [](CallContext& cx, Args args) -> Value {
+  evaluator.defineBuiltin("graph", 1, -1, [](CallContext& cx, Args args) -> Value {
     std::vector<std::pair<std::string, Value>> options;
     const Args examples = trailingOptions(args, {"stage"}, options);
     const Value fn = underlying(callableArg(cx, args, 0));
     LowerOptions lower;
     for (const auto& [key, value] : options)
       lower.optimize = !(value.isKeyword() && value.keyword().name() == "raw");
-    const Lowered lowered = lowerFunction(cx.interp, fn, examples, cx.span, lower);
+    const Lowered lowered = lowerFunction(cx.evaluator, fn, examples, cx.span, lower);
     return makeString(ir::printDot(*lowered.function));
   });
 }

@@ -53,7 +53,7 @@ int64_t codePointCount(const std::string& s) {
 }
 
 /// The namespace macros and eval resolve names in: the one running code.
-Namespace& here(CallContext& cx) { return cx.interp.currentNamespace(); }
+Namespace& here(CallContext& cx) { return cx.evaluator.currentNamespace(); }
 
 /// Where a form handed to a macro came from: its own span if it kept one (lists,
 /// vectors, maps, symbols), else the matching part of the macro call being expanded
@@ -63,8 +63,8 @@ Span formSpan(CallContext& cx, const Value& form) {
   if (form.isList() && form.list() && form.list()->span().known()) return form.list()->span();
   if (form.isVector() && form.vector().span().known()) return form.vector().span();
   if (form.isMap() && form.map().span().known()) return form.map().span();
-  if (cx.interp.macroCalls().empty()) return cx.span;
-  const SyntaxPtr& call = cx.interp.macroCalls().back();
+  if (cx.evaluator.macroCalls().empty()) return cx.span;
+  const SyntaxPtr& call = cx.evaluator.macroCalls().back();
   std::vector<SyntaxPtr> pending(call->items().rbegin(), call->items().rend() - 1);
   while (!pending.empty()) {
     const SyntaxPtr node = pending.back();
@@ -75,13 +75,13 @@ Span formSpan(CallContext& cx, const Value& form) {
   return call->span();
 }
 
-void definePredicate(Interp& interp, const char* name, bool (*test)(const Value&)) {
-  interp.defineBuiltin(name, 1, 1, [test](CallContext&, Args args) { return boolean(test(args[0])); });
+void definePredicate(Evaluator& evaluator, const char* name, bool (*test)(const Value&)) {
+  evaluator.defineBuiltin(name, 1, 1, [test](CallContext&, Args args) { return boolean(test(args[0])); });
 }
 
 } // namespace
 
-void registerCoreBuiltins(Interp& interp) {
+void registerCoreBuiltins(Evaluator& evaluator) {
   // ---- Strings and printing ----
   // A string holds text now; a traced tensor's digits exist only when compiled code runs.
   auto noTraced = [](const CallContext& cx, Args args) {
@@ -90,27 +90,27 @@ void registerCoreBuiltins(Interp& interp) {
         fail(ErrorKind::Type, "jit: ", cx.self.name(), " of a traced tensor: its value is known only when the "
                               "compiled code runs (print it outside the compiled function)");
   };
-  interp.defineBuiltin("str", 0, -1, [noTraced](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("str", 0, -1, [noTraced](CallContext& cx, Args args) {
     noTraced(cx, args);
     return makeString(strOf(args));
   });
-  interp.defineBuiltin("pr-str", 0, -1, [noTraced](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("pr-str", 0, -1, [noTraced](CallContext& cx, Args args) {
     noTraced(cx, args);
     return makeString(joinPrinted(args, true));
   });
-  interp.defineBuiltin("print", 0, -1, [](CallContext& cx, Args args) {
-    cx.interp.out() << joinPrinted(args, false) << std::flush;
+  evaluator.defineBuiltin("print", 0, -1, [](CallContext& cx, Args args) {
+    cx.evaluator.out() << joinPrinted(args, false) << std::flush;
     return Value();
   });
-  interp.defineBuiltin("println", 0, -1, [](CallContext& cx, Args args) {
-    cx.interp.out() << joinPrinted(args, false) << std::endl;
+  evaluator.defineBuiltin("println", 0, -1, [](CallContext& cx, Args args) {
+    cx.evaluator.out() << joinPrinted(args, false) << std::endl;
     return Value();
   });
-  interp.defineBuiltin("prn", 0, -1, [](CallContext& cx, Args args) {
-    cx.interp.out() << joinPrinted(args, true) << std::endl;
+  evaluator.defineBuiltin("prn", 0, -1, [](CallContext& cx, Args args) {
+    cx.evaluator.out() << joinPrinted(args, true) << std::endl;
     return Value();
   });
-  interp.defineBuiltin("subs", 2, 3, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("subs", 2, 3, [](CallContext& cx, Args args) {
     const std::string& s = stringArg(cx, args, 0);
     const int64_t n = codePointCount(s);
     const int64_t start = intArg(cx, args, 1);
@@ -121,101 +121,101 @@ void registerCoreBuiltins(Interp& interp) {
     const size_t from = codePointOffset(s, start), to = codePointOffset(s, end);
     return makeString(s.substr(from, to - from));
   });
-  interp.defineBuiltin("includes?", 2, 2, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("includes?", 2, 2, [](CallContext& cx, Args args) {
     return boolean(stringArg(cx, args, 0).find(stringArg(cx, args, 1)) != std::string::npos);
   });
-  interp.defineBuiltin("slurp", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("slurp", 1, 1, [](CallContext& cx, Args args) {
     return makeString(readTextFile(stringArg(cx, args, 0), kMaxSlurpBytes));
   });
 
   // ---- Names ----
-  interp.defineBuiltin("keyword", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("keyword", 1, 1, [](CallContext& cx, Args args) {
     if (args[0].isKeyword()) return args[0];
     return makeKeyword(stringArg(cx, args, 0));
   });
-  interp.defineBuiltin("symbol", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("symbol", 1, 1, [](CallContext& cx, Args args) {
     if (args[0].isSymbol()) return args[0];
     return makeSymbol(stringArg(cx, args, 0));
   });
-  interp.defineBuiltin("name", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("name", 1, 1, [](CallContext& cx, Args args) {
     const Value& v = args[0];
     if (v.isString()) return v;
     if (v.isKeyword()) return makeString(v.keyword().name());
     if (v.isSymbol()) return makeString(v.symbol().name());
     badArgument(cx, 0, "a keyword, symbol or string", v);
   });
-  interp.defineBuiltin("gensym", 0, 1, [](CallContext& cx, Args args) {
-    return makeSymbol(cx.interp.gensym(args.empty() ? "G" : stringArg(cx, args, 0)));
+  evaluator.defineBuiltin("gensym", 0, 1, [](CallContext& cx, Args args) {
+    return makeSymbol(cx.evaluator.gensym(args.empty() ? "G" : stringArg(cx, args, 0)));
   });
 
   // ---- Predicates ----
-  definePredicate(interp, "nil?", [](const Value& v) { return v.isNil(); });
-  definePredicate(interp, "some?", [](const Value& v) { return !v.isNil(); });
-  definePredicate(interp, "string?", [](const Value& v) { return v.isString(); });
-  definePredicate(interp, "keyword?", [](const Value& v) { return v.isKeyword(); });
-  definePredicate(interp, "symbol?", [](const Value& v) { return v.isSymbol(); });
-  definePredicate(interp, "vector?", [](const Value& v) { return v.isVector(); });
-  definePredicate(interp, "list?", [](const Value& v) { return v.isList(); });
-  definePredicate(interp, "map?", [](const Value& v) { return v.isMap(); });
-  definePredicate(interp, "fn?", [](const Value& v) { return v.isFunction(); });
-  definePredicate(interp, "sequential?", [](const Value& v) { return v.isSequential(); });
-  definePredicate(interp, "coll?", [](const Value& v) { return v.isSequential() || v.isMap(); });
+  definePredicate(evaluator, "nil?", [](const Value& v) { return v.isNil(); });
+  definePredicate(evaluator, "some?", [](const Value& v) { return !v.isNil(); });
+  definePredicate(evaluator, "string?", [](const Value& v) { return v.isString(); });
+  definePredicate(evaluator, "keyword?", [](const Value& v) { return v.isKeyword(); });
+  definePredicate(evaluator, "symbol?", [](const Value& v) { return v.isSymbol(); });
+  definePredicate(evaluator, "vector?", [](const Value& v) { return v.isVector(); });
+  definePredicate(evaluator, "list?", [](const Value& v) { return v.isList(); });
+  definePredicate(evaluator, "map?", [](const Value& v) { return v.isMap(); });
+  definePredicate(evaluator, "fn?", [](const Value& v) { return v.isFunction(); });
+  definePredicate(evaluator, "sequential?", [](const Value& v) { return v.isSequential(); });
+  definePredicate(evaluator, "coll?", [](const Value& v) { return v.isSequential() || v.isMap(); });
   // A traced tensor answers by its type, as the tensor it stands for would.
-  definePredicate(interp, "tensor?", [](const Value& v) { return v.isTensorLike(); });
-  definePredicate(interp, "number?", [](const Value& v) {
+  definePredicate(evaluator, "tensor?", [](const Value& v) { return v.isTensorLike(); });
+  definePredicate(evaluator, "number?", [](const Value& v) {
     return v.isTensorLike() && !v.isNonScalarTensor() && !isBool(v.isTensor() ? v.tensor().dtype() : tracedType(v).dtype);
   });
-  definePredicate(interp, "boolean?", [](const Value& v) {
+  definePredicate(evaluator, "boolean?", [](const Value& v) {
     return v.isTensorLike() && !v.isNonScalarTensor() && isBool(v.isTensor() ? v.tensor().dtype() : tracedType(v).dtype);
   });
-  interp.defineBuiltin("type", 1, 1, [](CallContext&, Args args) {
+  evaluator.defineBuiltin("type", 1, 1, [](CallContext&, Args args) {
     const Value& v = args[0];
     if (v.isTensorLike()) return makeKeyword(v.isNonScalarTensor() ? "tensor" : "number");
     static const char* const names[] = {"nil", "tensor", "string", "keyword", "symbol",
                                         "list", "vector", "map", "fn", "recur"};
     return makeKeyword(names[static_cast<int>(v.kind())]);
   });
-  interp.defineBuiltin("identity", 1, 1, [](CallContext&, Args args) { return args[0]; });
+  evaluator.defineBuiltin("identity", 1, 1, [](CallContext&, Args args) { return args[0]; });
 
   // ---- Control ----
-  interp.defineBuiltin("%assert-fail", 1, 1, [](CallContext& cx, Args args) -> Value {
-    if (cx.interp.tracer() && cx.interp.tracer()->inStagedBranch())
+  evaluator.defineBuiltin("%assert-fail", 1, 1, [](CallContext& cx, Args args) -> Value {
+    if (cx.evaluator.tracer() && cx.evaluator.tracer()->inStagedBranch())
       fail(ErrorKind::Type, "jit: an assert whose test is a traced value cannot be compiled (compiled code does not "
                             "raise errors); check it before calling the compiled function");
     fail(ErrorKind::Assert, args[0].isString() ? args[0].string().text() : printValue(args[0], false));
   });
-  interp.defineBuiltin("exit", 0, 1, [](CallContext& cx, Args args) -> Value {
+  evaluator.defineBuiltin("exit", 0, 1, [](CallContext& cx, Args args) -> Value {
     const int64_t code = args.empty() ? 0 : intArg(cx, args, 0);
     // A process exit status is one byte: a larger code would be silently cut.
     if (code < 0 || code > 255) fail(ErrorKind::Value, "exit code must be from 0 to 255, got ", code);
     throw ExitRequest{static_cast<int>(code)};
   });
-  interp.defineBuiltin("now-ns", 0, 0, [](CallContext&, Args) {
+  evaluator.defineBuiltin("now-ns", 0, 0, [](CallContext&, Args) {
     const auto now = std::chrono::steady_clock::now().time_since_epoch();
     return Value(Tensor::ofInt(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count()));
   });
-  interp.defineBuiltin("syntax-error", 2, 2, [](CallContext& cx, Args args) -> Value {
+  evaluator.defineBuiltin("syntax-error", 2, 2, [](CallContext& cx, Args args) -> Value {
     throw Error(ErrorKind::Syntax, stringArg(cx, args, 1), formSpan(cx, args[0]));
   });
 
   // ---- Code as data ----
-  interp.defineBuiltin("macroexpand-1", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("macroexpand-1", 1, 1, [](CallContext& cx, Args args) {
     bool expanded = false;
     const SyntaxPtr form = valueToSyntax(args[0], cx.span);
-    return syntaxToValue(cx.interp.expandOnce(form, here(cx), expanded));
+    return syntaxToValue(cx.evaluator.expandOnce(form, here(cx), expanded));
   });
-  interp.defineBuiltin("macroexpand", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("macroexpand", 1, 1, [](CallContext& cx, Args args) {
     SyntaxPtr form = valueToSyntax(args[0], cx.span);
-    for (bool expanded = true; expanded;) form = cx.interp.expandOnce(form, here(cx), expanded);
+    for (bool expanded = true; expanded;) form = cx.evaluator.expandOnce(form, here(cx), expanded);
     return syntaxToValue(form);
   });
-  interp.defineBuiltin("macroexpand-all", 1, 1, [](CallContext& cx, Args args) {
-    return syntaxToValue(cx.interp.expand(valueToSyntax(args[0], cx.span), here(cx)));
+  evaluator.defineBuiltin("macroexpand-all", 1, 1, [](CallContext& cx, Args args) {
+    return syntaxToValue(cx.evaluator.expand(valueToSyntax(args[0], cx.span), here(cx)));
   });
-  interp.defineBuiltin("eval", 1, 1, [](CallContext& cx, Args args) {
-    return cx.interp.evalForm(valueToSyntax(args[0], cx.span), here(cx));
+  evaluator.defineBuiltin("eval", 1, 1, [](CallContext& cx, Args args) {
+    return cx.evaluator.evalForm(valueToSyntax(args[0], cx.span), here(cx));
   });
-  interp.defineBuiltin("read-string", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("read-string", 1, 1, [](CallContext& cx, Args args) {
     const std::vector<SyntaxPtr> forms = readAll(stringArg(cx, args, 0), "<read-string>");
     return forms.empty() ? Value() : syntaxToValue(forms[0]);
   });

@@ -64,8 +64,8 @@ Value binaryCall(const Value& a, const Value& b, const Span& span) {
 /// (+ a b c) folds left; (+) and (*) are their identities; (- x) negates (keeping the
 /// sign of zero), (/ x) inverts.
 template <BinaryOp op>
-void defineFold(Interp& interp, const char* name, int64_t identity, bool unaryInverse) {
-  auto& builtin = interp.defineBuiltin(name, unaryInverse ? 1 : 0, -1, [identity, unaryInverse](CallContext& cx, Args args) -> Value {
+void defineFold(Evaluator& evaluator, const char* name, int64_t identity, bool unaryInverse) {
+  auto& builtin = evaluator.defineBuiltin(name, unaryInverse ? 1 : 0, -1, [identity, unaryInverse](CallContext& cx, Args args) -> Value {
     if (args.empty()) return Value(Tensor::weakInt(identity));
     if (args.size() == 1) {
       if (!args[0].isTensor()) {
@@ -92,8 +92,8 @@ void defineFold(Interp& interp, const char* name, int64_t identity, bool unaryIn
 
 /// (< a b c): elementwise for two operands; for more, scalars compared pairwise.
 template <BinaryOp op>
-void defineComparison(Interp& interp, const char* name) {
-  auto& builtin = interp.defineBuiltin(name, 2, -1, [](CallContext& cx, Args args) -> Value {
+void defineComparison(Evaluator& evaluator, const char* name) {
+  auto& builtin = evaluator.defineBuiltin(name, 2, -1, [](CallContext& cx, Args args) -> Value {
     if (args.size() == 2) return binaryCall<op>(args[0], args[1], cx.span);
     for (size_t i = 0; i + 1 < args.size(); ++i) {
       const Value result = binaryCall<op>(args[i], args[i + 1], cx.span);
@@ -109,46 +109,46 @@ void defineComparison(Interp& interp, const char* name) {
 }
 
 template <BinaryOp op>
-void defineBinary(Interp& interp, const char* name) {
-  auto& builtin = interp.defineBuiltin(name, 2, 2, [](CallContext& cx, Args args) {
+void defineBinary(Evaluator& evaluator, const char* name) {
+  auto& builtin = evaluator.defineBuiltin(name, 2, 2, [](CallContext& cx, Args args) {
     return binaryCall<op>(args[0], args[1], cx.span);
   });
   builtin.setBinaryFn(binaryCall<op>);
 }
 
-void defineUnary(Interp& interp, const char* name, UnaryOp op) {
-  interp.defineBuiltin(name, 1, 1, [op](CallContext& cx, Args args) { return unaryCall(op, cx, args[0]); });
+void defineUnary(Evaluator& evaluator, const char* name, UnaryOp op) {
+  evaluator.defineBuiltin(name, 1, 1, [op](CallContext& cx, Args args) { return unaryCall(op, cx, args[0]); });
 }
 
 } // namespace
 
-void registerNumericBuiltins(Interp& interp) {
-  defineFold<BinaryOp::Add>(interp, "+", 0, false);
-  defineFold<BinaryOp::Mul>(interp, "*", 1, false);
-  defineFold<BinaryOp::Sub>(interp, "-", 0, true);
-  defineFold<BinaryOp::Div>(interp, "/", 1, true);
+void registerNumericBuiltins(Evaluator& evaluator) {
+  defineFold<BinaryOp::Add>(evaluator, "+", 0, false);
+  defineFold<BinaryOp::Mul>(evaluator, "*", 1, false);
+  defineFold<BinaryOp::Sub>(evaluator, "-", 0, true);
+  defineFold<BinaryOp::Div>(evaluator, "/", 1, true);
 
-  defineComparison<BinaryOp::Less>(interp, "<");
-  defineComparison<BinaryOp::LessEqual>(interp, "<=");
-  defineComparison<BinaryOp::Greater>(interp, ">");
-  defineComparison<BinaryOp::GreaterEqual>(interp, ">=");
-  defineBinary<BinaryOp::Equal>(interp, "==");
-  defineBinary<BinaryOp::NotEqual>(interp, "!=");
-  defineBinary<BinaryOp::FloorDiv>(interp, "floordiv");
-  defineBinary<BinaryOp::Mod>(interp, "mod");
-  defineBinary<BinaryOp::Pow>(interp, "pow");
-  defineBinary<BinaryOp::Maximum>(interp, "maximum");
-  defineBinary<BinaryOp::Minimum>(interp, "minimum");
-  defineBinary<BinaryOp::LogicalAnd>(interp, "logical-and");
-  defineBinary<BinaryOp::LogicalOr>(interp, "logical-or");
+  defineComparison<BinaryOp::Less>(evaluator, "<");
+  defineComparison<BinaryOp::LessEqual>(evaluator, "<=");
+  defineComparison<BinaryOp::Greater>(evaluator, ">");
+  defineComparison<BinaryOp::GreaterEqual>(evaluator, ">=");
+  defineBinary<BinaryOp::Equal>(evaluator, "==");
+  defineBinary<BinaryOp::NotEqual>(evaluator, "!=");
+  defineBinary<BinaryOp::FloorDiv>(evaluator, "floordiv");
+  defineBinary<BinaryOp::Mod>(evaluator, "mod");
+  defineBinary<BinaryOp::Pow>(evaluator, "pow");
+  defineBinary<BinaryOp::Maximum>(evaluator, "maximum");
+  defineBinary<BinaryOp::Minimum>(evaluator, "minimum");
+  defineBinary<BinaryOp::LogicalAnd>(evaluator, "logical-and");
+  defineBinary<BinaryOp::LogicalOr>(evaluator, "logical-or");
 
 #define TSL_DEFINE_UNARY(name, text, mnemonic)                                                               \
   if (UnaryOp::name != UnaryOp::GeluTanh && UnaryOp::name != UnaryOp::Gelu)                        \
-    defineUnary(interp, text, UnaryOp::name);
+    defineUnary(evaluator, text, UnaryOp::name);
   TSL_UNARY_OPS(TSL_DEFINE_UNARY)
 #undef TSL_DEFINE_UNARY
 
-  interp.defineBuiltin("gelu", 1, 3, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("gelu", 1, 3, [](CallContext& cx, Args args) {
     KeywordArgs kw(cx, args, 1, {"approximate"});
     UnaryOp op = UnaryOp::Gelu;
     if (const Value* approx = kw.find("approximate")) {
@@ -159,31 +159,31 @@ void registerNumericBuiltins(Interp& interp) {
     return unaryCall(op, cx, kw.positional()[0]);
   });
 
-  interp.defineBuiltin("inc", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("inc", 1, 1, [](CallContext& cx, Args args) {
     return binaryCall<BinaryOp::Add>(args[0], Value(Tensor::weakInt(1)), cx.span);
   });
-  interp.defineBuiltin("dec", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("dec", 1, 1, [](CallContext& cx, Args args) {
     return binaryCall<BinaryOp::Sub>(args[0], Value(Tensor::weakInt(1)), cx.span);
   });
 
-  interp.defineBuiltin("=", 1, -1, [](CallContext&, Args args) {
+  evaluator.defineBuiltin("=", 1, -1, [](CallContext&, Args args) {
     for (size_t i = 0; i + 1 < args.size(); ++i)
       if (!valuesEqual(args[i], args[i + 1])) return boolean(false);
     return boolean(true);
   });
-  interp.defineBuiltin("not=", 1, -1, [](CallContext&, Args args) {
+  evaluator.defineBuiltin("not=", 1, -1, [](CallContext&, Args args) {
     for (size_t i = 0; i + 1 < args.size(); ++i)
       if (!valuesEqual(args[i], args[i + 1])) return boolean(true);
     return boolean(false);
   });
-  interp.defineBuiltin("not", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("not", 1, 1, [](CallContext& cx, Args args) {
     // Under jit, the negation of a traced boolean is known only when the code runs.
     if (args[0].isTraced() && tracedType(args[0]).dtype == DType::Bool && tracedType(args[0]).rank() == 0)
       return unaryCall(UnaryOp::LogicalNot, cx, args[0]);
     return boolean(!args[0].truthy());
   });
 
-  interp.defineBuiltin("dtype", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("dtype", 1, 1, [](CallContext& cx, Args args) {
     if (args[0].isTraced()) {
       const DType d = tracedType(args[0]).dtype;
       const bool weak = args[0].traced().tracer()->isWeak(args[0].traced().value());
@@ -192,7 +192,7 @@ void registerNumericBuiltins(Interp& interp) {
     return makeKeyword(dtypeName(concreteDType(tensorArg(cx, args, 0).typeKey())));
   });
 
-  interp.defineBuiltin("astype", 2, 2, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("astype", 2, 2, [](CallContext& cx, Args args) {
     const Tensor& x = tensorArg(cx, args, 0);
     const std::string& name = keywordArg(cx, args, 1).name();
     const auto dtype = dtypeFromName(name);

@@ -23,7 +23,7 @@ Value runCall(const CallContext& cx, const OpCall& call) {
     if (v->isTraced()) return activeTracer(*v).emit(call.kind, call.attrs, call.operands, cx.span);
   // Under jit, creation operations become IR too (fold-constants turns small ones into
   // constants), so a large (zeros [4096 4096]) is not baked into the program.
-  if (Tracer* tracer = cx.interp.tracer(); tracer && opInfo(call.kind).has(kCreation))
+  if (Tracer* tracer = cx.evaluator.tracer(); tracer && opInfo(call.kind).has(kCreation))
     return tracer->emit(call.kind, call.attrs, call.operands, cx.span);
   std::vector<Tensor> operands;
   operands.reserve(call.operands.size());
@@ -32,8 +32,8 @@ Value runCall(const CallContext& cx, const OpCall& call) {
 }
 
 /// Registers the primitive `name` as a builtin that parses and runs it.
-void definePrimitive(Interp& interp, const std::string& name) {
-  interp.defineBuiltin(name, 0, -1, [name](CallContext& cx, Args args) {
+void definePrimitive(Evaluator& evaluator, const std::string& name) {
+  evaluator.defineBuiltin(name, 0, -1, [name](CallContext& cx, Args args) {
     return runCall(cx, *parseOpCall(cx, name, args));
   });
 }
@@ -76,35 +76,35 @@ void assertClose(const CallContext& cx, const Tensor& a, const Tensor& b, double
 
 } // namespace
 
-void registerTensorBuiltins(Interp& interp) {
+void registerTensorBuiltins(Evaluator& evaluator) {
   for (const std::string& name : opCallNames()) {
-    const Var* existing = interp.core().find(name);
+    const Var* existing = evaluator.core().find(name);
     if (existing && existing->defined && name != "astype") continue; // elementwise fast paths
     if (name == "get") continue;                                        // shared with maps, below
-    definePrimitive(interp, name);
+    definePrimitive(evaluator, name);
   }
 
   // get: indexing on tensors, lookup on maps and vectors.
-  const Value lookup = interp.core().find("get")->value;
-  interp.defineBuiltin("get", 2, -1, [lookup](CallContext& cx, Args args) {
+  const Value lookup = evaluator.core().find("get")->value;
+  evaluator.defineBuiltin("get", 2, -1, [lookup](CallContext& cx, Args args) {
     if ((args[0].isTensor() && !args[0].tensor().isScalar()) || args[0].isTraced())
       return runCall(cx, *parseOpCall(cx, "get", args));
     if (args.size() > 3) fail(ErrorKind::Type, "wrong number of arguments to get: expected 2 to 3 for a map or vector");
-    return cx.interp.apply(lookup, args, cx.span);
+    return cx.evaluator.apply(lookup, args, cx.span);
   });
 
   // Shapes are static under jit too: a traced tensor's type has them.
-  interp.defineBuiltin("shape", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("shape", 1, 1, [](CallContext& cx, Args args) {
     return shapeValue(staticShape(cx, args[0]));
   });
-  interp.defineBuiltin("rank", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("rank", 1, 1, [](CallContext& cx, Args args) {
     if (args[0].isTraced()) return Value(Tensor::ofInt(tracedType(args[0]).rank()));
     return Value(Tensor::ofInt(tensorArg(cx, args, 0).rank()));
   });
-  interp.defineBuiltin("size", 1, 1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("size", 1, 1, [](CallContext& cx, Args args) {
     return Value(Tensor::ofInt(staticShape(cx, args[0]).numel()));
   });
-  interp.defineBuiltin("split", 2, 4, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("split", 2, 4, [](CallContext& cx, Args args) {
     KeywordArgs kw(cx, args, 2, {"axis"});
     const Value* axis = kw.find("axis");
     const int64_t n = readInt(cx, args[1], "the number of parts"), along = axis ? readInt(cx, *axis, ":axis") : 0;
@@ -121,40 +121,40 @@ void registerTensorBuiltins(Interp& interp) {
   });
 
   // ---- Trees ----
-  interp.defineBuiltin("tree-map", 2, -1, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("tree-map", 2, -1, [](CallContext& cx, Args args) {
     const Value& f = callableArg(cx, args, 0);
     return treeMap(args.subspan(1), [&](std::span<const Value> leaves) {
-      cx.interp.poll(cx.span);
-      return cx.interp.apply(f, leaves, cx.span);
+      cx.evaluator.poll(cx.span);
+      return cx.evaluator.apply(f, leaves, cx.span);
     });
   });
-  interp.defineBuiltin("tree-leaves", 1, 1, [](CallContext&, Args args) { return makeVector(treeLeaves(args[0])); });
-  interp.defineBuiltin("tree-reduce", 3, 3, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("tree-leaves", 1, 1, [](CallContext&, Args args) { return makeVector(treeLeaves(args[0])); });
+  evaluator.defineBuiltin("tree-reduce", 3, 3, [](CallContext& cx, Args args) {
     const Value& f = callableArg(cx, args, 0);
     Value acc = args[1];
     for (const Value& leaf : treeLeaves(args[2])) {
       const Value pair[2] = {acc, leaf};
-      acc = cx.interp.apply(f, Args(pair, 2), cx.span);
+      acc = cx.evaluator.apply(f, Args(pair, 2), cx.span);
     }
     return acc;
   });
 
   // ---- Files ----
-  interp.defineBuiltin("load-csv", 1, 5, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("load-csv", 1, 5, [](CallContext& cx, Args args) {
     KeywordArgs kw(cx, args, 1, {"dtype", "skip-header"});
     CsvOptions options;
     if (const Value* dtype = kw.find("dtype")) options.dtype = readDType(cx, *dtype);
     if (const Value* skip = kw.find("skip-header")) options.skipHeader = readBool(cx, *skip, ":skip-header");
     return Value(loadCsv(stringArg(cx, args, 0), options));
   });
-  interp.defineBuiltin("load-npy", 1, 1, [](CallContext& cx, Args args) { return Value(loadNpy(stringArg(cx, args, 0))); });
-  interp.defineBuiltin("save-npy", 2, 2, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("load-npy", 1, 1, [](CallContext& cx, Args args) { return Value(loadNpy(stringArg(cx, args, 0))); });
+  evaluator.defineBuiltin("save-npy", 2, 2, [](CallContext& cx, Args args) {
     saveNpy(stringArg(cx, args, 0), tensorArg(cx, args, 1));
     return Value();
   });
 
   // ---- Checks ----
-  interp.defineBuiltin("assert-close", 2, 6, [](CallContext& cx, Args args) {
+  evaluator.defineBuiltin("assert-close", 2, 6, [](CallContext& cx, Args args) {
     KeywordArgs kw(cx, args, 2, {"rtol", "atol"});
     const double rtol = kw.find("rtol") ? readNumber(cx, *kw.find("rtol"), ":rtol").asDouble() : 1e-5;
     const double atol = kw.find("atol") ? readNumber(cx, *kw.find("atol"), ":atol").asDouble() : 1e-8;

@@ -4,7 +4,7 @@
 #include "eval/Differentiate.h"
 
 #include "compiler/Interpreter.h"
-#include "eval/Interp.h"
+#include "eval/Evaluator.h"
 #include "eval/Printer.h"
 #include "ir/Verifier.h"
 #include "ir/Printer.h"
@@ -87,7 +87,7 @@ void rejectFunctions(const TreeShape& shape, const Span& span) {
   for (const TreeShape& child : shape.children) rejectFunctions(child, span);
 }
 
-Lowered lowerImpl(Interp& interp, const Value& fn, Signature signature, const Span& span, const LowerOptions& options) {
+Lowered lowerImpl(Evaluator& evaluator, const Value& fn, Signature signature, const Span& span, const LowerOptions& options) {
   Lowered out;
   out.module = std::make_unique<ir::Module>();
   const bool closure = fn.isFunction() && fn.function().functionKind() == FunctionObj::Kind::Closure;
@@ -95,7 +95,7 @@ Lowered lowerImpl(Interp& interp, const Value& fn, Signature signature, const Sp
   ir::Function& function = out.module->addFunction(functionName(fn), fnSpan);
   out.function = &function;
   {
-    Tracer tracer(interp, *out.module, function);
+    Tracer tracer(evaluator, *out.module, function);
     std::vector<Value> leaves;
     for (size_t i = 0; i < signature.leaves.size(); ++i) {
       ir::Value* param = function.body().addArgument(signature.leaves[i], ir::irName(signature.labels[i]));
@@ -105,7 +105,7 @@ Lowered lowerImpl(Interp& interp, const Value& fn, Signature signature, const Sp
     std::vector<Value> args;
     size_t pos = 0;
     for (const TreeShape& shape : signature.args) args.push_back(shape.rebuild(leaves, pos));
-    const Value result = interp.apply(fn, args, span);
+    const Value result = evaluator.apply(fn, args, span);
     if (result.isRecur()) throw Error(ErrorKind::Syntax, "recur outside of a loop or fn", span);
 
     std::vector<Value> resultLeaves;
@@ -127,7 +127,7 @@ Lowered lowerImpl(Interp& interp, const Value& fn, Signature signature, const Sp
   out.signature = std::move(signature);
   ir::verify(*out.module);
   if (options.optimize) {
-    optimize(interp, *out.module, options.pipeline ? *options.pipeline : ir::interpPipeline());
+    optimize(evaluator, *out.module, options.pipeline ? *options.pipeline : ir::interpPipeline());
     pruneFunctions(*out.module, function);
   }
   return out;
@@ -285,12 +285,12 @@ std::vector<std::string> parameterNames(const Value& fn) {
   return names;
 }
 
-Lowered lowerFunction(Interp& interp, const Value& fn, Args args, const Span& span, const LowerOptions& options) {
+Lowered lowerFunction(Evaluator& evaluator, const Value& fn, Args args, const Span& span, const LowerOptions& options) {
   const std::vector<std::string> names = parameterNames(fn);
   Signature sig = Signature::of(args, names, options.staticArgs, options.fix);
   for (FixLevel fix = options.fix;;) {
     try {
-      return lowerImpl(interp, fn, std::move(sig), span, options);
+      return lowerImpl(evaluator, fn, std::move(sig), span, options);
     } catch (const Error& e) {
       // A leaf used where a value is needed (a shape, an index, a count): fix more leaves
       // by value and try again, as long as that changes the signature.
@@ -306,7 +306,7 @@ Lowered lowerFunction(Interp& interp, const Value& fn, Args args, const Span& sp
   }
 }
 
-Lowered lowerForTypes(Interp& interp, const Value& fn, const std::vector<ir::Type>& types,
+Lowered lowerForTypes(Evaluator& evaluator, const Value& fn, const std::vector<ir::Type>& types,
                       const std::vector<std::string>& names, const Span& span, const LowerOptions& options) {
   Signature sig;
   const std::vector<std::string> params = parameterNames(fn);
@@ -318,11 +318,11 @@ Lowered lowerForTypes(Interp& interp, const Value& fn, const std::vector<ir::Typ
                          : i < params.size()                   ? params[i]
                                                                : cat("arg", i));
   }
-  return lowerImpl(interp, fn, std::move(sig), span, options);
+  return lowerImpl(evaluator, fn, std::move(sig), span, options);
 }
 
-void optimize(Interp& interp, ir::Module& module, const std::vector<std::string>& pipeline) {
-  const CompileDebug& debug = interp.compileDebug();
+void optimize(Evaluator& evaluator, ir::Module& module, const std::vector<std::string>& pipeline) {
+  const CompileDebug& debug = evaluator.compileDebug();
   ir::PassContext context;
   context.verifyEach = debug.verifyEach;
   context.printAfterAll = debug.printAfterAll;
@@ -362,13 +362,13 @@ void parseSignature(std::string_view text, std::vector<std::string>& names, std:
 
 // ---- Running ----
 
-Value Lowered::run(Interp& interp, Args args, const Span& span) const {
+Value Lowered::run(Evaluator& evaluator, Args args, const Span& span) const {
   std::vector<Tensor> inputs;
   inputs.reserve(signature.leaves.size() + hidden.size());
   signature.collectLeaves(args, inputs);
   inputs.insert(inputs.end(), hidden.begin(), hidden.end());
   compiler::InterpretOptions options;
-  options.poll = [&] { interp.poll(span); };
+  options.poll = [&] { evaluator.poll(span); };
   std::vector<Tensor> outputs;
   try {
     outputs = compiler::interpret(*module, *function, inputs, options);
@@ -389,7 +389,7 @@ Value Lowered::run(Interp& interp, Args args, const Span& span) const {
 
 // ---- jit ----
 
-const Lowered& JitState::version(Interp& interp, const Value& fn, Args args, const Span& span) {
+const Lowered& JitState::version(Evaluator& evaluator, const Value& fn, Args args, const Span& span) {
   if (!staticArgs_.empty() && args.size() < staticArgs_.size())
     fail(ErrorKind::Type, "jit: :static names position ", staticArgs_.size() - 1, " (counted from 0) but the call passes ",
          args.size(), args.size() == 1 ? " argument" : " arguments");
@@ -401,7 +401,7 @@ const Lowered& JitState::version(Interp& interp, const Value& fn, Args args, con
   LowerOptions options;
   options.staticArgs = staticArgs_;
   options.fix = fix_;
-  auto lowered = std::make_unique<Lowered>(lowerFunction(interp, fn, args, span, options));
+  auto lowered = std::make_unique<Lowered>(lowerFunction(evaluator, fn, args, span, options));
   std::string fixed;
   if (!(lowered->signature == sig)) {
     // Lowering had to fix leaves by value: from now on they are part of every signature.
@@ -417,7 +417,7 @@ const Lowered& JitState::version(Interp& interp, const Value& fn, Args args, con
   const Signature& now = lowered->signature;
   lastReason_ = versions_.empty() ? cat("first call, for ", now.str(), fixed)
                                   : cat("a new signature ", now.str(), ": ", versions_.back()->signature.difference(now), fixed);
-  const CompileDebug& debug = interp.compileDebug();
+  const CompileDebug& debug = evaluator.compileDebug();
   if (debug.explainRecompile && !versions_.empty())
     (debug.out ? *debug.out : std::cerr) << "jit: " << name << " compiles version " << versions_.size() + 1 << ": "
                                          << lastReason_ << "\n";
@@ -425,14 +425,14 @@ const Lowered& JitState::version(Interp& interp, const Value& fn, Args args, con
   return *versions_.back();
 }
 
-Value JitState::callWith(Interp& interp, const Value& fn, Args args, const Span& span) {
+Value JitState::callWith(Evaluator& evaluator, const Value& fn, Args args, const Span& span) {
   // Inside a function being compiled, a jit function is just its function: its body
   // becomes part of the caller's IR.
   // (Anything being lowered counts: the function may close over traced values.)
-  if (interp.tracer()) return interp.apply(fn, args, span);
+  if (evaluator.tracer()) return evaluator.apply(fn, args, span);
   for (const Value& arg : args)
-    if (Tracer::containsTraced(arg)) return interp.apply(fn, args, span);
-  return version(interp, fn, args, span).run(interp, args, span);
+    if (Tracer::containsTraced(arg)) return evaluator.apply(fn, args, span);
+  return version(evaluator, fn, args, span).run(evaluator, args, span);
 }
 
 std::string JitState::explain() const {

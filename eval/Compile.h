@@ -63,7 +63,7 @@ struct Lowered {
   std::string effect;           ///< an effectful builtin lowering called (it ran once), or empty
 
   /// Runs the function on the tensor leaves of `args` (which must have `signature`).
-  Value run(Interp& interp, Args args, const Span& span) const;
+  Value run(Evaluator& evaluator, Args args, const Span& span) const;
 };
 
 struct LowerOptions {
@@ -78,15 +78,15 @@ std::vector<std::string> parameterNames(const Value& fn);
 
 /// Lowers `fn` applied to arguments of `args`'s signature (the tensors' values are not
 /// used, only their types; static arguments' values are).
-Lowered lowerFunction(Interp& interp, const Value& fn, Args args, const Span& span, const LowerOptions& options = {});
+Lowered lowerFunction(Evaluator& evaluator, const Value& fn, Args args, const Span& span, const LowerOptions& options = {});
 
 /// Lowers `fn` for parameters of the given types (symbolic dimensions allowed), as
 /// `tsl compile --sig` asks.
-Lowered lowerForTypes(Interp& interp, const Value& fn, const std::vector<ir::Type>& types,
+Lowered lowerForTypes(Evaluator& evaluator, const Value& fn, const std::vector<ir::Type>& types,
                       const std::vector<std::string>& names, const Span& span, const LowerOptions& options = {});
 
 /// Runs the passes of `pipeline` with the engine's debugging switches.
-void optimize(Interp& interp, ir::Module& module, const std::vector<std::string>& pipeline);
+void optimize(Evaluator& evaluator, ir::Module& module, const std::vector<std::string>& pipeline);
 
 /// Parses "x:f32[128,64],y:i64[128]" (names optional: "f32[2],i64") into names and types.
 void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types);
@@ -102,11 +102,11 @@ public:
   const Value& function() const { return fn_; }
   const std::string& target() const { return target_; }
   /// Finds or compiles the version for `args` and runs it.
-  Value call(Interp& interp, Args args, const Span& span) { return callWith(interp, fn_, args, span); }
+  Value call(Evaluator& evaluator, Args args, const Span& span) { return callWith(evaluator, fn_, args, span); }
   /// The same, lowering `fn` when a version must be compiled.
-  Value callWith(Interp& interp, const Value& fn, Args args, const Span& span);
+  Value callWith(Evaluator& evaluator, const Value& fn, Args args, const Span& span);
   /// The version of `fn` for `args`, compiling it if needed.
-  const Lowered& version(Interp& interp, const Value& fn, Args args, const Span& span);
+  const Lowered& version(Evaluator& evaluator, const Value& fn, Args args, const Span& span);
   /// What the last compilation was for, and why it was needed.
   std::string explain() const;
   size_t versions() const { return versions_.size(); }

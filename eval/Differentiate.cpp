@@ -2,7 +2,7 @@
 #include "eval/Differentiate.h"
 
 #include "autodiff/Autodiff.h"
-#include "eval/Interp.h"
+#include "eval/Evaluator.h"
 #include "eval/Printer.h"
 #include "ir/Printer.h"
 
@@ -57,13 +57,13 @@ ir::Value* argument(Tracer& outer, const Leaf& leaf, const Span& span) {
 /// Functions whose derivatives' compiled versions are kept.
 constexpr size_t kMaxCachedDerivatives = 256;
 
-Value DiffState::call(Interp& interp, Args args, const Span& span) {
-  if (interp.tracer()) return trace(interp, args, span);
+Value DiffState::call(Evaluator& evaluator, Args args, const Span& span) {
+  if (evaluator.tracer()) return trace(evaluator, args, span);
   TSL_ASSERT(self_, "a derivative function without its builtin");
   // The compiled versions are kept per function, kind and :argnums, not per builtin.
   std::string key = cat(static_cast<const void*>(fn_.object()), "/", static_cast<int>(kind_), vector_ ? "v" : "s");
   for (size_t a : argnums_) key += cat(",", a);
-  auto& versions = interp.derivativeVersions();
+  auto& versions = evaluator.derivativeVersions();
   if (!versions.count(key)) {
     // An entry whose function only the cache still holds can never be asked for again
     // (the key is the function's identity): drop those before adding one.
@@ -75,12 +75,12 @@ Value DiffState::call(Interp& interp, Args args, const Span& span) {
   }
   auto& entry = versions[key];
   if (!entry.second) entry = {fn_, std::make_shared<JitState>()};
-  return static_cast<JitState&>(*entry.second).callWith(interp, Value(self_), args, span);
+  return static_cast<JitState&>(*entry.second).callWith(evaluator, Value(self_), args, span);
 }
 
-Value DiffState::trace(Interp& interp, Args args, const Span& span) {
+Value DiffState::trace(Evaluator& evaluator, Args args, const Span& span) {
   const char* what = kindName(kind_);
-  Tracer& outer = *interp.tracer();
+  Tracer& outer = *evaluator.tracer();
   ir::Module& module = outer.module();
 
   size_t primalCount = args.size();
@@ -106,7 +106,7 @@ Value DiffState::trace(Interp& interp, Args args, const Span& span) {
   std::vector<bool> resultWeak;
   std::vector<std::pair<ir::Value*, ir::Value*>> lifted;
   {
-    Tracer inner(interp, module, f);
+    Tracer inner(evaluator, module, f);
     std::vector<Value> tracedArgs;
     for (size_t a = 0; a < primalCount; ++a) {
       std::vector<Value> argLeaves;
@@ -123,7 +123,7 @@ Value DiffState::trace(Interp& interp, Args args, const Span& span) {
       size_t pos = 0;
       tracedArgs.push_back(shapes.back().rebuild(innerLeaves, pos));
     }
-    const Value result = interp.apply(fn_, tracedArgs, span);
+    const Value result = evaluator.apply(fn_, tracedArgs, span);
     std::vector<Value> out;
     resultShape = TreeShape::flatten(result, out);
     std::vector<ir::Value*> returned;

@@ -6,7 +6,7 @@
 // enclosing function it uses become parameters), takes that function's vjp or jvp
 // (autodiff/), and emits a call of it: so (grad (grad f)) and (jit (grad f)) are programs
 // like any other. Called from eager code, it lowers itself for the arguments' signature
-// through the interpreter's versions of derivatives of that function (one JitState per
+// through the evaluator's versions of derivatives of that function (one JitState per
 // function, kind and :argnums, so (grad f) written afresh inside a loop compiles once).
 #pragma once
 
@@ -31,10 +31,10 @@ public:
   const Value& function() const { return fn_; }
   /// Runs the derivative: emitted into the lowering in progress if any argument is traced,
   /// compiled and run otherwise.
-  Value call(Interp& interp, Args args, const Span& span);
+  Value call(Evaluator& evaluator, Args args, const Span& span);
 
 private:
-  Value trace(Interp& interp, Args args, const Span& span);
+  Value trace(Evaluator& evaluator, Args args, const Span& span);
 
   Value fn_;
   Kind kind_;

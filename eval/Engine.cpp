@@ -1,8 +1,8 @@
-// eval/Engine.cpp — the public embedding API over Interp.
+// eval/Engine.cpp — the public embedding API over Evaluator.
 #include "tsl/tsl.h"
 
 #include "eval/Compile.h"
-#include "eval/Interp.h"
+#include "eval/Evaluator.h"
 #include "eval/Printer.h"
 #include "ir/Graphviz.h"
 #include "ir/Printer.h"
@@ -23,7 +23,7 @@ Engine::Engine(int maxDepth, std::ostream* out) {
   EngineOptions options;
   options.maxDepth = maxDepth;
   options.out = out;
-  impl_ = std::make_unique<Interp>(options);
+  impl_ = std::make_unique<Evaluator>(options);
 }
 
 Engine::~Engine() = default;

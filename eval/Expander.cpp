@@ -2,7 +2,7 @@
 #include "eval/Expander.h"
 
 #include "eval/Convert.h"
-#include "eval/Interp.h"
+#include "eval/Evaluator.h"
 #include "eval/Nodes.h"
 #include "tsl/StackGuard.h"
 
@@ -60,7 +60,7 @@ bool isSpecialForm(std::string_view name) {
   return std::find(kSpecialForms.begin(), kSpecialForms.end(), name) != kSpecialForms.end();
 }
 
-Expander::Expander(Interp& interp, Namespace& ns) : interp_(interp), ns_(ns) {}
+Expander::Expander(Evaluator& evaluator, Namespace& ns) : evaluator_(evaluator), ns_(ns) {}
 
 bool Expander::isLocal(std::string_view name) const {
   return std::find(locals_.begin(), locals_.end(), name) != locals_.end();
@@ -109,13 +109,13 @@ SyntaxPtr Expander::callMacro(const SyntaxPtr& form, const Var& macro) {
   std::vector<Value> args;
   args.reserve(form->size() - 1);
   for (size_t i = 1; i < form->size(); ++i) args.push_back(syntaxToValue(form->items()[i]));
-  interp_.macroCalls().push_back(form);
+  evaluator_.macroCalls().push_back(form);
   struct Pop {
-    Interp& interp;
-    ~Pop() { interp.macroCalls().pop_back(); }
-  } pop{interp_};
+    Evaluator& evaluator;
+    ~Pop() { evaluator.macroCalls().pop_back(); }
+  } pop{evaluator_};
   try {
-    const Value result = interp_.apply(macro.value, args, form->span());
+    const Value result = evaluator_.apply(macro.value, args, form->span());
     return valueToSyntax(result, form->span());
   } catch (Error& e) {
     e.setSpanIfUnknown(form->span());
@@ -146,12 +146,12 @@ SyntaxPtr Expander::expandList(const SyntaxPtr& original) {
     form = expandOnce(form, expanded);
     if (!expanded) break;
     if (!nesting.stack) {
-      std::vector<SyntaxPtr>& stack = interp_.expansions();
+      std::vector<SyntaxPtr>& stack = evaluator_.expansions();
       // Expansions nested deeper than the call-depth limit (a macro whose expansion calls
       // a macro whose expansion calls ...) are taken to be a macro expanding into itself
       // without end. 10 000 levels take about 0.1 s; a `cond` of 2 000 clauses nests
       // 1 000 deep. --max-depth raises both limits.
-      const auto limit = static_cast<size_t>(interp_.maxDepth());
+      const auto limit = static_cast<size_t>(evaluator_.maxDepth());
       if (stack.size() >= limit) {
         // Point at the outermost call: the form the user wrote.
         Error e(ErrorKind::Syntax,
@@ -358,7 +358,7 @@ SyntaxPtr Expander::expandImport(const SyntaxPtr& form) {
     alias = slash == std::string::npos ? path : path.substr(slash + 1);
     if (alias.size() > 4 && alias.ends_with(".tsl")) alias.resize(alias.size() - 4);
   }
-  Namespace& module = interp_.importModule(path, form->span().fileName(), form->span());
+  Namespace& module = evaluator_.importModule(path, form->span().fileName(), form->span());
   ns_.addAlias(alias, &module);
   return Syntax::nil(form->span());
 }
@@ -373,7 +373,7 @@ SyntaxPtr Expander::quasiquote(const SyntaxPtr& form, int depth) {
     auto it = std::find_if(gensyms_.begin(), gensyms_.end(),
                            [&](const auto& entry) { return entry.first == name; });
     if (it == gensyms_.end()) {
-      gensyms_.emplace_back(name, interp_.gensym(name.substr(0, name.size() - 1)));
+      gensyms_.emplace_back(name, evaluator_.gensym(name.substr(0, name.size() - 1)));
       it = gensyms_.end() - 1;
     }
     return Syntax::list({sym("quote", span), Syntax::symbol(it->second, span)}, span);

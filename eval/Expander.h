@@ -22,7 +22,7 @@
 
 namespace tsl {
 
-class Interp;
+class Evaluator;
 class Namespace;
 
 /// The names of the special forms, which macros and locals cannot redefine.
@@ -30,7 +30,7 @@ bool isSpecialForm(std::string_view name);
 
 class Expander {
 public:
-  Expander(Interp& interp, Namespace& ns);
+  Expander(Evaluator& evaluator, Namespace& ns);
 
   /// Expands `form` completely into core forms.
   SyntaxPtr expand(const SyntaxPtr& form);
@@ -54,7 +54,7 @@ private:
   /// Checks a binding pattern and adds the names it binds to `names`.
   void patternNames(const SyntaxPtr& pattern, std::vector<std::string>& names);
 
-  Interp& interp_;
+  Evaluator& evaluator_;
   Namespace& ns_;
   std::vector<std::string> locals_; ///< a stack of bound names
   std::vector<std::pair<std::string, std::string>> gensyms_; ///< auto-gensyms of one quasiquote

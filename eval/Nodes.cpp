@@ -1,7 +1,7 @@
 // eval/Nodes.cpp — how each node runs.
 #include "eval/Nodes.h"
 
-#include "eval/Interp.h"
+#include "eval/Evaluator.h"
 #include "eval/Printer.h"
 #include "eval/Tracer.h"
 #include "runtime/Views.h"
@@ -108,7 +108,7 @@ void Pattern::bind(const Value& value, Value* slots) const {
   if (rest) rest->bind(restFrom(value, items.size()), slots);
 }
 
-Value GlobalNode::eval(Interp&, Frame&) const {
+Value GlobalNode::eval(Evaluator&, Frame&) const {
   if (!var_->defined) {
     if (var_->ns && var_->ns->name() != "user" && var_->ns->name() != "core")
       throw Error(ErrorKind::Name, cat("unbound symbol '", var_->name, "' (in ", var_->ns->name(), ")"),
@@ -118,8 +118,8 @@ Value GlobalNode::eval(Interp&, Frame&) const {
   return var_->value;
 }
 
-Value DefNode::eval(Interp& interp, Frame& frame) const {
-  Value value = value_->eval(interp, frame);
+Value DefNode::eval(Evaluator& evaluator, Frame& frame) const {
+  Value value = value_->eval(evaluator, frame);
   var_->value = std::move(value);
   var_->defined = true;
   var_->doc = doc_;
@@ -127,11 +127,11 @@ Value DefNode::eval(Interp& interp, Frame& frame) const {
   return makeSymbol(var_->name);
 }
 
-Value IfNode::eval(Interp& interp, Frame& frame) const {
-  const Value cond = cond_->eval(interp, frame);
+Value IfNode::eval(Evaluator& evaluator, Frame& frame) const {
+  const Value cond = cond_->eval(evaluator, frame);
   if (cond.isTraced())
     return activeTracer(cond).stageIf(
-        cond, [&] { return then_->eval(interp, frame); }, [&] { return else_->eval(interp, frame); }, span());
+        cond, [&] { return then_->eval(evaluator, frame); }, [&] { return else_->eval(evaluator, frame); }, span());
   bool truth;
   try {
     truth = cond.truthy();
@@ -139,27 +139,27 @@ Value IfNode::eval(Interp& interp, Frame& frame) const {
     e.setSpanIfUnknown(cond_->span());
     throw;
   }
-  return truth ? then_->eval(interp, frame) : else_->eval(interp, frame);
+  return truth ? then_->eval(evaluator, frame) : else_->eval(evaluator, frame);
 }
 
-Value DoNode::eval(Interp& interp, Frame& frame) const {
+Value DoNode::eval(Evaluator& evaluator, Frame& frame) const {
   const size_t last = body_.size() - 1;
-  for (size_t i = 0; i < last; ++i) body_[i]->eval(interp, frame);
-  return body_[last]->eval(interp, frame);
+  for (size_t i = 0; i < last; ++i) body_[i]->eval(evaluator, frame);
+  return body_[last]->eval(evaluator, frame);
 }
 
-Value LogicNode::eval(Interp& interp, Frame& frame) const {
+Value LogicNode::eval(Evaluator& evaluator, Frame& frame) const {
   if (operands_.empty()) return isAnd_ ? Value::boolean(true) : Value();
-  return evalFrom(interp, frame, 0);
+  return evalFrom(evaluator, frame, 0);
 }
 
-Value LogicNode::evalFrom(Interp& interp, Frame& frame, size_t first) const {
+Value LogicNode::evalFrom(Evaluator& evaluator, Frame& frame, size_t first) const {
   for (size_t i = first;; ++i) {
-    Value value = operands_[i]->eval(interp, frame);
+    Value value = operands_[i]->eval(evaluator, frame);
     if (i + 1 == operands_.size()) return value;
     if (value.isTraced()) {
       // (and a b): b if a is true, else a; (or a b): a if true, else b.
-      auto rest = [&] { return evalFrom(interp, frame, i + 1); };
+      auto rest = [&] { return evalFrom(evaluator, frame, i + 1); };
       auto self = [&] { return value; };
       return isAnd_ ? activeTracer(value).stageIf(value, rest, self, span())
                     : activeTracer(value).stageIf(value, self, rest, span());
@@ -175,26 +175,26 @@ Value LogicNode::evalFrom(Interp& interp, Frame& frame, size_t first) const {
   }
 }
 
-Value LetNode::eval(Interp& interp, Frame& frame) const {
+Value LetNode::eval(Evaluator& evaluator, Frame& frame) const {
   for (const Binding& binding : bindings_)
-    binding.pattern.bindMoved(binding.init->eval(interp, frame), frame.slots);
-  Value result = body_->eval(interp, frame);
+    binding.pattern.bindMoved(binding.init->eval(evaluator, frame), frame.slots);
+  Value result = body_->eval(evaluator, frame);
   releaseSlots(frame.slots, firstSlot_, endSlot_);
   return result;
 }
 
-Value LoopNode::eval(Interp& interp, Frame& frame) const {
-  if (Tracer* tracer = interp.tracer()) {
+Value LoopNode::eval(Evaluator& evaluator, Frame& frame) const {
+  if (Tracer* tracer = evaluator.tracer()) {
     // Under jit, a loop whose trip count depends on traced values becomes a while.
     std::vector<Value> initial;
     bool traced = false;
     for (const Binding& binding : bindings_) {
-      initial.push_back(binding.init->eval(interp, frame));
+      initial.push_back(binding.init->eval(evaluator, frame));
       binding.pattern.bind(initial.back(), frame.slots);
       traced |= Tracer::containsTraced(initial.back());
     }
     // Run it as written (unrolled) unless its trip count depends on traced values.
-    auto body = [&] { return body_->eval(interp, frame); };
+    auto body = [&] { return body_->eval(evaluator, frame); };
     if (std::optional<Value> result = tracer->runStaticLoop(body, span(), Tracer::unrollLimit(traced))) {
       releaseSlots(frame.slots, firstSlot_, endSlot_);
       return *result;
@@ -206,29 +206,29 @@ Value LoopNode::eval(Interp& interp, Frame& frame) const {
     return result;
   }
   for (const Binding& binding : bindings_)
-    binding.pattern.bindMoved(binding.init->eval(interp, frame), frame.slots);
+    binding.pattern.bindMoved(binding.init->eval(evaluator, frame), frame.slots);
   for (;;) {
-    Value result = body_->eval(interp, frame);
+    Value result = body_->eval(evaluator, frame);
     if (!result.isRecur()) {
       releaseSlots(frame.slots, firstSlot_, endSlot_);
       return result;
     }
-    interp.poll(span());
+    evaluator.poll(span());
   }
 }
 
-Value RecurNode::eval(Interp& interp, Frame& frame) const {
+Value RecurNode::eval(Evaluator& evaluator, Frame& frame) const {
   // All operands are evaluated before any binding changes: (recur b a) swaps.
   const size_t n = operands_.size();
   ValueBuffer<8> values(n);
-  for (size_t i = 0; i < n; ++i) values.push(i, operands_[i]->eval(interp, frame));
-  if (Tracer* tracer = interp.tracer(); tracer && tracer->noteRecur(std::span<const Value>(values.data(), n)))
+  for (size_t i = 0; i < n; ++i) values.push(i, operands_[i]->eval(evaluator, frame));
+  if (Tracer* tracer = evaluator.tracer(); tracer && tracer->noteRecur(std::span<const Value>(values.data(), n)))
     return Value::recurMarker(); // a staged loop takes the values; the bindings stay
   for (size_t i = 0; i < n; ++i) targets_[i]->bindMoved(std::move(values.data()[i]), frame.slots);
   return Value::recurMarker();
 }
 
-Value FnNode::eval(Interp&, Frame& frame) const {
+Value FnNode::eval(Evaluator&, Frame& frame) const {
   std::vector<Value> captures;
   captures.reserve(lambda_->captureSources.size());
   for (const CaptureSource& source : lambda_->captureSources) {
@@ -241,19 +241,19 @@ Value FnNode::eval(Interp&, Frame& frame) const {
   return Value(new ClosureObj(lambda_, std::move(captures), macro_));
 }
 
-Value VectorNode::eval(Interp& interp, Frame& frame) const {
+Value VectorNode::eval(Evaluator& evaluator, Frame& frame) const {
   std::vector<Value> items;
   items.reserve(items_.size());
-  for (const NodePtr& item : items_) items.push_back(item->eval(interp, frame));
+  for (const NodePtr& item : items_) items.push_back(item->eval(evaluator, frame));
   return makeVector(std::move(items), span());
 }
 
-Value MapNode::eval(Interp& interp, Frame& frame) const {
+Value MapNode::eval(Evaluator& evaluator, Frame& frame) const {
   std::vector<std::pair<Value, Value>> entries;
   entries.reserve(items_.size() / 2);
   for (size_t i = 0; i < items_.size(); i += 2) {
-    Value key = items_[i]->eval(interp, frame);
-    Value value = items_[i + 1]->eval(interp, frame);
+    Value key = items_[i]->eval(evaluator, frame);
+    Value value = items_[i + 1]->eval(evaluator, frame);
     bool replaced = false;
     for (auto& entry : entries)
       if (valuesEqual(entry.first, key)) {
@@ -266,32 +266,32 @@ Value MapNode::eval(Interp& interp, Frame& frame) const {
   return makeMap(std::move(entries), span());
 }
 
-Value CallNode::eval(Interp& interp, Frame& frame) const {
-  const Value callee = callee_->eval(interp, frame);
+Value CallNode::eval(Evaluator& evaluator, Frame& frame) const {
+  const Value callee = callee_->eval(evaluator, frame);
   const size_t n = operands_.size();
   ValueBuffer<6> args(n);
-  for (size_t i = 0; i < n; ++i) args.push(i, operands_[i]->eval(interp, frame));
-  return interp.apply(callee, Args(args.data(), n), span());
+  for (size_t i = 0; i < n; ++i) args.push(i, operands_[i]->eval(evaluator, frame));
+  return evaluator.apply(callee, Args(args.data(), n), span());
 }
 
-Value BinaryCallNode::eval(Interp& interp, Frame& frame) const {
+Value BinaryCallNode::eval(Evaluator& evaluator, Frame& frame) const {
   // Operands that are plain reads are used in place, without copying.
   Value lhsValue, rhsValue;
   const Value* lhs = lhs_->peek(frame);
   if (!lhs) {
-    lhsValue = lhs_->eval(interp, frame);
+    lhsValue = lhs_->eval(evaluator, frame);
     lhs = &lhsValue;
   }
   const Value* rhs = rhs_->peek(frame);
   if (!rhs) {
-    rhsValue = rhs_->eval(interp, frame);
+    rhsValue = rhs_->eval(evaluator, frame);
     rhs = &rhsValue;
   }
   if (var_->value.object() != builtin_) {
     // Redefined since analysis: an ordinary call of whatever the name holds now.
     if (!var_->defined) throw Error(ErrorKind::Name, cat("unbound symbol '", var_->name, "'"), span());
     const Value args[2] = {*lhs, *rhs};
-    return interp.apply(var_->value, Args(args, 2), span());
+    return evaluator.apply(var_->value, Args(args, 2), span());
   }
   try {
     return fn_(*lhs, *rhs, span());

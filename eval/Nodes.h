@@ -19,7 +19,7 @@
 
 namespace tsl {
 
-class Interp;
+class Evaluator;
 
 /// The slots of one function invocation (or top-level form) and the closure running.
 struct Frame {
@@ -31,7 +31,7 @@ class Node {
 public:
   explicit Node(Span span) : span_(span) {}
   virtual ~Node() = default;
-  virtual Value eval(Interp& interp, Frame& frame) const = 0;
+  virtual Value eval(Evaluator& evaluator, Frame& frame) const = 0;
   /// For nodes that only read a value (a local, a capture, a constant): where it is,
   /// so a caller can use it without copying. nullptr for everything else.
   virtual const Value* peek(const Frame&) const { return nullptr; }
@@ -93,7 +93,7 @@ struct Lambda {
 class ConstNode final : public Node {
 public:
   ConstNode(Value value, Span span) : Node(span), value_(std::move(value)) {}
-  Value eval(Interp&, Frame&) const override { return value_; }
+  Value eval(Evaluator&, Frame&) const override { return value_; }
   const Value* peek(const Frame&) const override { return &value_; }
   const Value& value() const { return value_; }
 
@@ -104,7 +104,7 @@ private:
 class LocalNode final : public Node {
 public:
   LocalNode(int slot, Span span) : Node(span), slot_(slot) {}
-  Value eval(Interp&, Frame& frame) const override { return frame.slots[slot_]; }
+  Value eval(Evaluator&, Frame& frame) const override { return frame.slots[slot_]; }
   const Value* peek(const Frame& frame) const override { return &frame.slots[slot_]; }
 
 private:
@@ -114,7 +114,7 @@ private:
 class CaptureNode final : public Node {
 public:
   CaptureNode(int index, Span span) : Node(span), index_(index) {}
-  Value eval(Interp&, Frame& frame) const override { return frame.closure->captures()[index_]; }
+  Value eval(Evaluator&, Frame& frame) const override { return frame.closure->captures()[index_]; }
   const Value* peek(const Frame& frame) const override { return &frame.closure->captures()[index_]; }
 
 private:
@@ -125,13 +125,13 @@ private:
 class SelfNode final : public Node {
 public:
   explicit SelfNode(Span span) : Node(span) {}
-  Value eval(Interp&, Frame& frame) const override { return Value(frame.closure); }
+  Value eval(Evaluator&, Frame& frame) const override { return Value(frame.closure); }
 };
 
 class GlobalNode final : public Node {
 public:
   GlobalNode(Var* var, Span span) : Node(span), var_(var) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
   Var* var() const { return var_; }
 
 private:
@@ -142,7 +142,7 @@ class DefNode final : public Node {
 public:
   DefNode(Var* var, NodePtr value, std::string doc, Span span)
       : Node(span), var_(var), value_(std::move(value)), doc_(std::move(doc)) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
 
 private:
   Var* var_;
@@ -154,7 +154,7 @@ class IfNode final : public Node {
 public:
   IfNode(NodePtr cond, NodePtr then, NodePtr otherwise, Span span)
       : Node(span), cond_(std::move(cond)), then_(std::move(then)), else_(std::move(otherwise)) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
 
 private:
   NodePtr cond_, then_, else_;
@@ -163,7 +163,7 @@ private:
 class DoNode final : public Node {
 public:
   DoNode(std::vector<NodePtr> body, Span span) : Node(span), body_(std::move(body)) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
 
 private:
   std::vector<NodePtr> body_;
@@ -174,10 +174,10 @@ class LogicNode final : public Node {
 public:
   LogicNode(bool isAnd, std::vector<NodePtr> operands, Span span)
       : Node(span), isAnd_(isAnd), operands_(std::move(operands)) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
 
 private:
-  Value evalFrom(Interp& interp, Frame& frame, size_t first) const;
+  Value evalFrom(Evaluator& evaluator, Frame& frame, size_t first) const;
 
   bool isAnd_;
   std::vector<NodePtr> operands_;
@@ -193,7 +193,7 @@ public:
   LetNode(std::vector<Binding> bindings, NodePtr body, int firstSlot, int endSlot, Span span)
       : Node(span), bindings_(std::move(bindings)), body_(std::move(body)), firstSlot_(firstSlot),
         endSlot_(endSlot) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
 
 private:
   std::vector<Binding> bindings_;
@@ -206,7 +206,7 @@ public:
   LoopNode(std::vector<Binding> bindings, NodePtr body, int firstSlot, int endSlot, Span span)
       : Node(span), bindings_(std::move(bindings)), body_(std::move(body)), firstSlot_(firstSlot),
         endSlot_(endSlot) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
   const std::vector<Binding>& bindings() const { return bindings_; }
 
 private:
@@ -220,7 +220,7 @@ class RecurNode final : public Node {
 public:
   RecurNode(std::vector<NodePtr> operands, std::vector<const Pattern*> targets, Span span)
       : Node(span), operands_(std::move(operands)), targets_(std::move(targets)) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
 
 private:
   std::vector<NodePtr> operands_;
@@ -231,7 +231,7 @@ class FnNode final : public Node {
 public:
   FnNode(std::shared_ptr<const Lambda> lambda, bool macro, Span span)
       : Node(span), lambda_(std::move(lambda)), macro_(macro) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
   const std::shared_ptr<const Lambda>& lambda() const { return lambda_; }
 
 private:
@@ -243,7 +243,7 @@ private:
 class VectorNode final : public Node {
 public:
   VectorNode(std::vector<NodePtr> items, Span span) : Node(span), items_(std::move(items)) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
 
 private:
   std::vector<NodePtr> items_;
@@ -253,7 +253,7 @@ private:
 class MapNode final : public Node {
 public:
   MapNode(std::vector<NodePtr> keysAndValues, Span span) : Node(span), items_(std::move(keysAndValues)) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
 
 private:
   std::vector<NodePtr> items_;
@@ -263,7 +263,7 @@ class CallNode final : public Node {
 public:
   CallNode(NodePtr callee, std::vector<NodePtr> operands, Span span)
       : Node(span), callee_(std::move(callee)), operands_(std::move(operands)) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
 
 private:
   NodePtr callee_;
@@ -278,7 +278,7 @@ public:
   BinaryCallNode(Var* var, const Object* builtin, BuiltinObj::BinaryFn fn, NodePtr lhs, NodePtr rhs,
                  Span span)
       : Node(span), var_(var), builtin_(builtin), fn_(fn), lhs_(std::move(lhs)), rhs_(std::move(rhs)) {}
-  Value eval(Interp& interp, Frame& frame) const override;
+  Value eval(Evaluator& evaluator, Frame& frame) const override;
 
 private:
   Var* var_;

@@ -1,7 +1,7 @@
 // eval/Tracer.cpp — staged evaluation: primitives on traced values become IR.
 #include "eval/Tracer.h"
 
-#include "eval/Interp.h"
+#include "eval/Evaluator.h"
 #include "eval/Printer.h"
 #include "ir/Printer.h"
 #include "tsl/StackGuard.h"
@@ -188,14 +188,14 @@ struct Tracer::LoopContext {
   std::vector<Value> current; ///< the binding values at the start of an iteration
 };
 
-Tracer::Tracer(Interp& interp, ir::Module& module, ir::Function& function)
-    : interp_(interp), module_(module), function_(function), builder_(function.body()), previous_(interp.tracer()) {
-  interp_.setTracer(this);
+Tracer::Tracer(Evaluator& evaluator, ir::Module& module, ir::Function& function)
+    : evaluator_(evaluator), module_(module), function_(function), builder_(function.body()), previous_(evaluator.tracer()) {
+  evaluator_.setTracer(this);
 }
 
 Tracer::~Tracer() {
   *alive_ = false;
-  interp_.setTracer(previous_);
+  evaluator_.setTracer(previous_);
 }
 
 Value Tracer::wrap(ir::Value* value) { return Value(new TracedObj(value, this, alive_)); }
@@ -220,7 +220,7 @@ bool Tracer::containsTraced(const Value& v) {
   return false;
 }
 
-Tracer& Tracer::active() const { return *interp_.tracer(); }
+Tracer& Tracer::active() const { return *evaluator_.tracer(); }
 
 Tracer& activeTracer(const Value& traced) { return traced.traced().tracer()->active(); }
 
@@ -404,7 +404,7 @@ std::optional<Value> Tracer::runStaticLoop(const std::function<Value()>& body, c
         return result;
       }
       if (iteration >= maxIterations) throw Restage{depth};
-      interp_.poll(span);
+      evaluator_.poll(span);
     }
   } catch (const Restage& restage) {
     targets_.resize(depth);

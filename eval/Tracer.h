@@ -31,7 +31,7 @@
 
 namespace tsl {
 
-class Interp;
+class Evaluator;
 
 /// The shape of a tree with its tensor leaves taken out (so a tree of traced values can be
 /// rebuilt from IR values, and two trees compared for structure).
@@ -58,7 +58,7 @@ struct TreeShape {
 
 class Tracer {
 public:
-  Tracer(Interp& interp, ir::Module& module, ir::Function& function);
+  Tracer(Evaluator& evaluator, ir::Module& module, ir::Function& function);
   Tracer(const Tracer&) = delete;
   Tracer& operator=(const Tracer&) = delete;
   ~Tracer();
@@ -137,7 +137,7 @@ private:
   std::vector<ir::Value*> yieldLeaves(ir::Block& block, const std::vector<Value>& leaves, const std::vector<ir::Type>& types,
                                       const Span& span);
 
-  Interp& interp_;
+  Evaluator& evaluator_;
   ir::Module& module_;
   ir::Function& function_;
   ir::Builder builder_;

@@ -14,7 +14,7 @@
 
 namespace tsl {
 
-class Interp;
+class Evaluator;
 
 bool isTreeNode(const Value& v);
 

@@ -406,7 +406,7 @@ private:
   std::shared_ptr<const bool> alive_;
 };
 
-class Interp;
+class Evaluator;
 struct Lambda;
 
 /// Arguments of a call, evaluated.
@@ -414,7 +414,7 @@ using Args = std::span<const Value>;
 
 /// What a builtin needs to know about the call it serves.
 struct CallContext {
-  Interp& interp;
+  Evaluator& evaluator;
   const Span& span;       ///< the call form
   const FunctionObj& self; ///< the builtin being called (for messages)
 };

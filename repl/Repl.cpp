@@ -6,7 +6,7 @@
 // running evaluation with `runtime error: interrupted`.
 #include "repl/Repl.h"
 
-#include "eval/Interp.h"
+#include "eval/Evaluator.h"
 #include "parser/Reader.h"
 #include "repl/LineEditor.h"
 
@@ -69,13 +69,13 @@ private:
 /// Evaluates `text` form by form, printing each value. Returns false to end the session.
 bool evaluate(Engine& engine, const std::string& text, int& exitCode) {
   KeepTypeAhead keep;
-  Interp& interp = engine.internals();
+  Evaluator& evaluator = engine.internals();
   try {
-    const uint32_t firstLine = interp.sources().append("<repl>", text);
+    const uint32_t firstLine = evaluator.sources().append("<repl>", text);
     const std::vector<SyntaxPtr> forms = readAll(text, "<repl>", firstLine);
     for (const SyntaxPtr& form : forms) {
-      interp.clearInterrupt();
-      const Value value = interp.evalForm(form, interp.user());
+      evaluator.clearInterrupt();
+      const Value value = evaluator.evalForm(form, evaluator.user());
       std::cout << engine.print(value) << std::endl;
     }
   } catch (const Error& e) {
@@ -94,20 +94,20 @@ bool evaluate(Engine& engine, const std::string& text, int& exitCode) {
 /// `:ir (f x ...)` and `:graph (f x ...)`: evaluates f and the arguments, then prints
 /// what (ir f x ...) or (graph f x ...) returns.
 void inspect(Engine& engine, const std::string& argument, bool graph) {
-  Interp& interp = engine.internals();
+  Evaluator& evaluator = engine.internals();
   const char* usage = graph ? "usage: :graph (f arg...)\n" : "usage: :ir (f arg...)\n";
   try {
-    const uint32_t firstLine = interp.sources().append("<repl>", argument);
+    const uint32_t firstLine = evaluator.sources().append("<repl>", argument);
     const std::vector<SyntaxPtr> forms = readAll(argument, "<repl>", firstLine);
     if (forms.size() != 1 || !forms[0]->isList() || forms[0]->items().empty()) {
       std::cerr << usage;
       return;
     }
-    interp.clearInterrupt();
+    evaluator.clearInterrupt();
     std::vector<Value> args;
-    for (const SyntaxPtr& item : forms[0]->items()) args.push_back(interp.evalForm(item, interp.user()));
-    const Value& inspector = interp.core().find(graph ? "graph" : "ir")->value;
-    const Value text = interp.apply(inspector, args, forms[0]->span());
+    for (const SyntaxPtr& item : forms[0]->items()) args.push_back(evaluator.evalForm(item, evaluator.user()));
+    const Value& inspector = evaluator.core().find(graph ? "graph" : "ir")->value;
+    const Value text = evaluator.apply(inspector, args, forms[0]->span());
     std::cout << text.string().text() << std::flush;
   } catch (const Error& e) {
     std::cout << std::flush;

@@ -8,7 +8,7 @@
 //
 // Everything runs on a thread with a large stack so that the call-depth limit (10 000 by
 // default, --max-depth N), not the native stack, is what deep recursion meets.
-#include "eval/Interp.h"
+#include "eval/Evaluator.h"
 #include "ir/Pass.h"
 #include "parser/Diagnostics.h"
 #include "runtime/Io.h"

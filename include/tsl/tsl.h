@@ -22,7 +22,7 @@
 
 namespace tsl {
 
-class Interp;
+class Evaluator;
 struct EngineOptions;
 
 class Engine {
@@ -77,10 +77,10 @@ public:
   /// Stops the running evaluation with `runtime error: interrupted`. Async-signal-safe.
   void interrupt() noexcept;
 
-  Interp& internals() { return *impl_; }
+  Evaluator& internals() { return *impl_; }
 
 private:
-  std::unique_ptr<Interp> impl_;
+  std::unique_ptr<Evaluator> impl_;
 };
 
 /// The text of a source file, "-" meaning standard input: at most 64 MiB, from a regular

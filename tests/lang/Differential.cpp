@@ -91,8 +91,8 @@ std::string compareResults(const Value& eager, const Value& jit) {
   return "";
 }
 
-void installDifferential(Interp& interp, std::ostringstream& output, DifferentialStats& stats) {
-  interp.setCallObserver([&interp, &output, &stats](const Value& fn, Args args, const Value& result, const Span& span) {
+void installDifferential(Evaluator& evaluator, std::ostringstream& output, DifferentialStats& stats) {
+  evaluator.setCallObserver([&evaluator, &output, &stats](const Value& fn, Args args, const Value& result, const Span& span) {
     const std::string saved = output.str();
     auto restore = [&] {
       output.str(saved);
@@ -104,13 +104,13 @@ void installDifferential(Interp& interp, std::ostringstream& output, Differentia
       return;
     }
     try {
-      const Lowered lowered = lowerFunction(interp, fn, args, span);
+      const Lowered lowered = lowerFunction(evaluator, fn, args, span);
       if (!lowered.effect.empty()) {
         ++stats.impure;
         restore();
         return;
       }
-      const Value compiled = lowered.run(interp, args, span);
+      const Value compiled = lowered.run(evaluator, args, span);
       const std::string why = compareResults(result, compiled);
       if (!why.empty()) stats.failures.push_back(cat(where, "jit :interp differs from eager: ", why));
       ++stats.compared;

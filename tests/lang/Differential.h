@@ -13,7 +13,7 @@
 // different result, or another error where eager code succeeded — is a failure.
 #pragma once
 
-#include "eval/Interp.h"
+#include "eval/Evaluator.h"
 
 #include <sstream>
 #include <string>
@@ -31,7 +31,7 @@ struct DifferentialStats {
 
 /// Installs the observer on `interp`; `output` is the engine's print stream, whose
 /// contents are restored after each lowering (which may print).
-void installDifferential(Interp& interp, std::ostringstream& output, DifferentialStats& stats);
+void installDifferential(Evaluator& evaluator, std::ostringstream& output, DifferentialStats& stats);
 
 /// Why two results differ, or empty if they match.
 std::string compareResults(const Value& eager, const Value& jit);

@@ -13,7 +13,7 @@
 // it has any. Every top-level call of a user function is also compiled with jit :interp
 // and its result compared with eager's (tests/lang/Differential.h).
 // Usage: tsl-lang-runner FILE...; exit status 1 if anything did not match.
-#include "eval/Interp.h"
+#include "eval/Evaluator.h"
 #include "tests/lang/Differential.h"
 #include "parser/Reader.h"
 #include "tsl/tsl.h"
@@ -70,12 +70,12 @@ int runFile(const std::string& path) {
 
   std::ostringstream output;
   tsl::Engine engine(10000, &output);
-  tsl::Interp& interp = engine.internals();
+  tsl::Evaluator& evaluator = engine.internals();
   engine.setArgs({"first-arg", "second-arg"});
 
   std::vector<tsl::SyntaxPtr> forms;
   try {
-    interp.sources().add(path, text);
+    evaluator.sources().add(path, text);
     forms = tsl::readAll(text, path);
   } catch (const tsl::Error& e) {
     std::cerr << engine.describe(e);
@@ -106,7 +106,7 @@ int runFile(const std::string& path) {
     std::cerr << path << ":" << form->span().line << ": " << message << "\n";
   };
   tsl::testing::DifferentialStats jit;
-  tsl::testing::installDifferential(interp, output, jit);
+  tsl::testing::installDifferential(evaluator, output, jit);
   for (size_t i = 0; i < forms.size(); ++i) {
     const Expectation& expect = expectations[i];
     cases += expect.value || expect.error || !expect.out.empty();
@@ -114,8 +114,8 @@ int runFile(const std::string& path) {
     std::string printed;
     std::optional<tsl::Error> error;
     try {
-      interp.clearInterrupt();
-      const tsl::Value value = interp.evalForm(forms[i], interp.user());
+      evaluator.clearInterrupt();
+      const tsl::Value value = evaluator.evalForm(forms[i], evaluator.user());
       printed = engine.print(value);
     } catch (const tsl::Error& e) {
       error = e;

@@ -1,6 +1,6 @@
-// eval/Interp.h — the engine's internals: namespaces, modules, calls, limits.
+// eval/Evaluator.h — the engine's internals: namespaces, modules, calls, limits.
 //
-// One Interp is one independent TSL world (the public tsl::Engine owns one). It reads
+// One Evaluator is one independent TSL world (the public tsl::Engine owns one). It reads
 // source into Syntax, expands macros into core forms (Expander), compiles those into
 // nodes (Analyzer) and runs them. It also enforces the limits of LANGUAGE.md §8: the call
 // depth (10 000 by default), the native stack, and interruption (Ctrl-C).
@@ -42,12 +42,12 @@ struct ExitRequest {
   int code;
 };
 
-class Interp {
+class Evaluator {
 public:
-  explicit Interp(EngineOptions options);
-  ~Interp();
-  Interp(const Interp&) = delete;
-  Interp& operator=(const Interp&) = delete;
+  explicit Evaluator(EngineOptions options);
+  ~Evaluator();
+  Evaluator(const Evaluator&) = delete;
+  Evaluator& operator=(const Evaluator&) = delete;
 
   // ---- Running code ----
 
@@ -164,7 +164,7 @@ private:
   Namespace* currentNs_ = nullptr;
 };
 
-/// Registers every builtin (numbers, collections, strings, control) in `interp`'s core.
-void registerBuiltins(Interp& interp);
+/// Registers every builtin (numbers, collections, strings, control) in `evaluator`'s core.
+void registerBuiltins(Evaluator& evaluator);
 
 } // namespace tsl

@@ -1,5 +1,5 @@
-// eval/Interp.cpp — running forms, calling functions, loading modules.
-#include "eval/Interp.h"
+// eval/Evaluator.cpp — running forms, calling functions, loading modules.
+#include "eval/Evaluator.h"
 
 #include "eval/Compile.h"
 
@@ -44,7 +44,7 @@ std::string arityText(int minArgs, int maxArgs) {
 
 } // namespace
 
-Interp::Interp(EngineOptions options) : options_(options), compileDebug_(std::make_unique<CompileDebug>()) {
+Evaluator::Evaluator(EngineOptions options) : options_(options), compileDebug_(std::make_unique<CompileDebug>()) {
   core_ = std::make_unique<Namespace>("core", nullptr);
   user_ = std::make_unique<Namespace>("user", core_.get());
   core_->addAlias("core", core_.get());
@@ -57,15 +57,15 @@ Interp::Interp(EngineOptions options) : options_(options), compileDebug_(std::ma
   }
 }
 
-Interp::~Interp() = default;
+Evaluator::~Evaluator() = default;
 
-std::ostream& Interp::out() { return options_.out ? *options_.out : std::cout; }
+std::ostream& Evaluator::out() { return options_.out ? *options_.out : std::cout; }
 
-std::string Interp::gensym(std::string_view prefix) {
+std::string Evaluator::gensym(std::string_view prefix) {
   return cat(prefix.empty() ? "G" : prefix, "__", ++gensymCounter_);
 }
 
-BuiltinObj& Interp::defineBuiltin(std::string name, int minArgs, int maxArgs, BuiltinFn fn) {
+BuiltinObj& Evaluator::defineBuiltin(std::string name, int minArgs, int maxArgs, BuiltinFn fn) {
   Var* var = core_->intern(name);
   auto* builtin = new BuiltinObj(name, minArgs, maxArgs, std::move(fn));
   var->value = Value(builtin);
@@ -73,7 +73,7 @@ BuiltinObj& Interp::defineBuiltin(std::string name, int minArgs, int maxArgs, Bu
   return *builtin;
 }
 
-void Interp::define(Namespace& ns, std::string_view name, Value value) {
+void Evaluator::define(Namespace& ns, std::string_view name, Value value) {
   Var* var = ns.intern(name);
   var->value = std::move(value);
   var->defined = true;
@@ -81,7 +81,7 @@ void Interp::define(Namespace& ns, std::string_view name, Value value) {
 
 // ---- Running code ----
 
-Value Interp::run(const NodePtr& node, int frameSize) {
+Value Evaluator::run(const NodePtr& node, int frameSize) {
   std::vector<Value> slots(static_cast<size_t>(std::max(frameSize, 1)));
   Frame frame{slots.data(), nullptr};
   Value result = node->eval(*this, frame);
@@ -89,7 +89,7 @@ Value Interp::run(const NodePtr& node, int frameSize) {
   return result;
 }
 
-Value Interp::evalForm(const SyntaxPtr& form, Namespace& ns) {
+Value Evaluator::evalForm(const SyntaxPtr& form, Namespace& ns) {
   InterruptScope interruptible(&interrupted_); // kernels stop on this engine's Ctrl-C too
   Namespace* savedNs = currentNs_;
   currentNs_ = &ns;
@@ -114,7 +114,7 @@ Value Interp::evalForm(const SyntaxPtr& form, Namespace& ns) {
   }
 }
 
-Value Interp::evalSource(std::string_view text, std::string_view file, Namespace& ns) {
+Value Evaluator::evalSource(std::string_view text, std::string_view file, Namespace& ns) {
   sources_.add(file, std::string(text));
   std::vector<SyntaxPtr> forms;
   try {
@@ -135,13 +135,13 @@ Value Interp::evalSource(std::string_view text, std::string_view file, Namespace
   return last;
 }
 
-Value Interp::evalForms(const std::vector<SyntaxPtr>& forms, Namespace& ns) {
+Value Evaluator::evalForms(const std::vector<SyntaxPtr>& forms, Namespace& ns) {
   Value last;
   for (const SyntaxPtr& form : forms) last = evalForm(form, ns);
   return last;
 }
 
-std::vector<Error> Interp::check(std::string_view text, std::string_view file) {
+std::vector<Error> Evaluator::check(std::string_view text, std::string_view file) {
   sources_.add(file, std::string(text));
   std::vector<Error> errors;
   std::vector<SyntaxPtr> forms;
@@ -181,12 +181,12 @@ std::vector<Error> Interp::check(std::string_view text, std::string_view file) {
   return errors;
 }
 
-SyntaxPtr Interp::expand(const SyntaxPtr& form, Namespace& ns) {
+SyntaxPtr Evaluator::expand(const SyntaxPtr& form, Namespace& ns) {
   Expander expander(*this, ns);
   return expander.expand(form);
 }
 
-SyntaxPtr Interp::expandOnce(const SyntaxPtr& form, Namespace& ns, bool& expanded) {
+SyntaxPtr Evaluator::expandOnce(const SyntaxPtr& form, Namespace& ns, bool& expanded) {
   Expander expander(*this, ns);
   return expander.expandOnce(form, expanded);
 }
@@ -198,7 +198,7 @@ constexpr const char* kTracedRecursion =
     "jit: compiling a recursion whose depth depends on a traced value (use loop/recur, or pass the value as a "
     "static argument): ";
 
-void Interp::callLimitHit(const Span& span) {
+void Evaluator::callLimitHit(const Span& span) {
   if (interrupted_.load(std::memory_order_relaxed)) {
     interrupted_.store(false, std::memory_order_relaxed);
     throw Error(ErrorKind::Runtime, "interrupted", span);
@@ -208,7 +208,7 @@ void Interp::callLimitHit(const Span& span) {
               span);
 }
 
-Value Interp::apply(const Value& callee, Args args, const Span& span) {
+Value Evaluator::apply(const Value& callee, Args args, const Span& span) {
   switch (callee.kind()) {
   case ValueKind::Function: {
     const FunctionObj& f = callee.function();
@@ -267,7 +267,7 @@ Value Interp::apply(const Value& callee, Args args, const Span& span) {
   }
 }
 
-Value Interp::callClosure(const ClosureObj& closure, Args args, const Span& span) {
+Value Evaluator::callClosure(const ClosureObj& closure, Args args, const Span& span) {
   const Lambda& lambda = *closure.lambda();
   const size_t fixed = lambda.params.size();
   if (args.size() < fixed || (!lambda.variadic() && args.size() > fixed))
@@ -275,8 +275,8 @@ Value Interp::callClosure(const ClosureObj& closure, Args args, const Span& span
                args.size(), span);
   enterCall(span);
   struct Leave {
-    Interp& interp;
-    ~Leave() { interp.leaveCall(); }
+    Evaluator& evaluator;
+    ~Leave() { evaluator.leaveCall(); }
   } leave{*this};
   if (nativeStackLow())
     throw Error(ErrorKind::Runtime,
@@ -338,7 +338,7 @@ Value Interp::callClosure(const ClosureObj& closure, Args args, const Span& span
 
 // ---- Modules ----
 
-Namespace& Interp::importModule(std::string_view path, std::string_view fromFile, const Span& span) {
+Namespace& Evaluator::importModule(std::string_view path, std::string_view fromFile, const Span& span) {
   std::string key;
   std::string text;
   std::string fileName;
