@@ -142,7 +142,7 @@ void registerNumericBuiltins(Evaluator& evaluator) {
   defineBinary<BinaryOp::LogicalAnd>(evaluator, "logical-and");
   defineBinary<BinaryOp::LogicalOr>(evaluator, "logical-or");
 
-#define TSL_DEFINE_UNARY(name, text, mnemonic)                                                               \
+#define TSL_DEFINE_UNARY(name, text, mnemonic, ...)                                                               \
   if (UnaryOp::name != UnaryOp::GeluTanh && UnaryOp::name != UnaryOp::Gelu)                        \
     defineUnary(evaluator, text, UnaryOp::name);
   TSL_UNARY_OPS(TSL_DEFINE_UNARY)

@@ -187,10 +187,10 @@ Parser filledLike(Number value) {
 
 std::map<std::string, Parser, std::less<>> buildParsers() {
   std::map<std::string, Parser, std::less<>> p;
-#define TSL_BINARY_PARSER(name, text, mnemonic) p[text] = binary(OpKind::name);
+#define TSL_BINARY_PARSER(name, text, mnemonic, ...) p[text] = binary(OpKind::name);
   TSL_BINARY_OPS(TSL_BINARY_PARSER)
 #undef TSL_BINARY_PARSER
-#define TSL_UNARY_PARSER(name, text, mnemonic) p[text] = unary(OpKind::name);
+#define TSL_UNARY_PARSER(name, text, mnemonic, ...) p[text] = unary(OpKind::name);
   TSL_UNARY_OPS(TSL_UNARY_PARSER)
 #undef TSL_UNARY_PARSER
   p.erase("gelu-tanh"); // reached as (gelu x :approximate :tanh)

@@ -279,7 +279,9 @@ Value Tracer::emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* con
   // other value operands gives it (a where's condition is not a value operand).
   std::optional<TypeKey> joined;
   const OpInfo& info = opInfo(kind);
-  if (info.has(kElementwise) || kind == OpKind::MatMul || kind == OpKind::Dot) {
+  // Operations whose type rule promotes their operands together: elementwise ones and
+  // contractions.
+  if (info.fusion == FusionClass::Elementwise || info.fusion == FusionClass::Contraction) {
     for (size_t i = 0; i < operands.size(); ++i) {
       if (kind == OpKind::Where && i == 0) continue;
       const std::optional<ir::Type> t = strongType(*operands[i]);
@@ -291,7 +293,7 @@ Value Tracer::emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* con
   // is weak too where eager execution makes it so, computed at i64 or f64 as there.
   std::optional<DType> allWeakAs;
   bool weakResult = false;
-  if (!joined && info.has(kElementwise)) {
+  if (!joined && info.fusion == FusionClass::Elementwise) {
     std::vector<TensorType> types;
     for (size_t i = 0; i < operands.size(); ++i) {
       const Value& v = *operands[i];

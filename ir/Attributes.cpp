@@ -2,7 +2,8 @@
 //
 // fields(struct, visitor) lists a struct's fields once; the printing visitor turns each
 // into an AttrValue (skipping fields at their default), the reading visitor fills it from
-// one. Adding an attribute struct means adding its fields() and its OpKinds below.
+// one. Adding an attribute struct means adding its fields() here; which operations take it
+// is stated by their rows in runtime/Ops.h.
 #include "ir/Attributes.h"
 
 #include "parser/Syntax.h"
@@ -101,55 +102,8 @@ template <typename V> void fields(V& v, const Pool2dGradAttrs*) {
   v("shape", &Pool2dGradAttrs::shape);
 }
 
-/// The attribute struct each operation takes.
-OpAttrs defaultAttrs(OpKind kind) {
-  switch (kind) {
-  case OpKind::Cast: return CastAttrs{};
-  case OpKind::Sum:
-  case OpKind::Mean:
-  case OpKind::Prod:
-  case OpKind::Max:
-  case OpKind::Min:
-  case OpKind::ArgMax:
-  case OpKind::ArgMin:
-  case OpKind::LogSumExp: return ReduceAttrs{};
-  case OpKind::Reshape:
-  case OpKind::BroadcastTo: return ShapeAttrs{};
-  case OpKind::Transpose: return PermAttrs{};
-  case OpKind::Squeeze: return AxesAttrs{};
-  case OpKind::Slice: return SliceAttrs{};
-  case OpKind::Index: return IndexAttrs{};
-  case OpKind::ExpandDims:
-  case OpKind::Concat:
-  case OpKind::Stack:
-  case OpKind::Take:
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax: return AxisAttrs{};
-  case OpKind::Pad: return PadAttrs{};
-  case OpKind::OneHot:
-  case OpKind::RngSplit: return CountAttrs{};
-  case OpKind::Einsum: return EinsumAttrs{};
-  case OpKind::Conv2d: return Conv2dAttrs{};
-  case OpKind::MaxPool2d:
-  case OpKind::AvgPool2d: return Pool2dAttrs{};
-  case OpKind::LayerNorm: return NormAttrs{};
-  case OpKind::Full: return FullAttrs{};
-  case OpKind::Arange: return ArangeAttrs{};
-  case OpKind::Linspace: return LinspaceAttrs{};
-  case OpKind::Eye: return EyeAttrs{};
-  case OpKind::RngKey: return SeedAttrs{};
-  case OpKind::RandUniform:
-  case OpKind::RandNormal: return RandomAttrs{};
-  case OpKind::Dropout: return RateAttrs{};
-  case OpKind::SliceGrad: return SliceGradAttrs{};
-  case OpKind::TakeGrad: return TakeGradAttrs{};
-  case OpKind::Conv2dGradInput:
-  case OpKind::Conv2dGradWeight: return Conv2dGradAttrs{};
-  case OpKind::MaxPool2dGrad: return Pool2dAttrs{};
-  case OpKind::AvgPool2dGrad: return Pool2dGradAttrs{};
-  default: return NoAttrs{};
-  }
-}
+/// The attribute struct each operation takes (its row in the operation table).
+OpAttrs defaultAttrs(OpKind kind) { return opInfo(kind).defaultAttrs(); }
 
 // ---- Values ----
 

@@ -17,12 +17,12 @@ namespace tsl {
 namespace {
 
 const char* const kBinaryNames[] = {
-#define TSL_NAME(name, text, mnemonic) text,
+#define TSL_NAME(name, text, mnemonic, ...) text,
     TSL_BINARY_OPS(TSL_NAME)
 #undef TSL_NAME
 };
 const char* const kUnaryNames[] = {
-#define TSL_NAME(name, text, mnemonic) text,
+#define TSL_NAME(name, text, mnemonic, ...) text,
     TSL_UNARY_OPS(TSL_NAME)
 #undef TSL_NAME
 };
@@ -66,7 +66,7 @@ using ComputeOf = std::conditional_t<std::is_same_v<S, f16> || std::is_same_v<S,
 template <typename Fn>
 decltype(auto) withFunctor(BinaryOp op, Fn&& fn) {
   switch (op) {
-#define TSL_CASE(name, text, mnemonic)                                                                       \
+#define TSL_CASE(name, text, mnemonic, ...)                                                                       \
   case BinaryOp::name: return fn(detail::name##Fn{});
     TSL_BINARY_OPS(TSL_CASE)
 #undef TSL_CASE
@@ -77,7 +77,7 @@ decltype(auto) withFunctor(BinaryOp op, Fn&& fn) {
 template <typename Fn>
 decltype(auto) withFunctor(UnaryOp op, Fn&& fn) {
   switch (op) {
-#define TSL_CASE(name, text, mnemonic)                                                                       \
+#define TSL_CASE(name, text, mnemonic, ...)                                                                       \
   case UnaryOp::name: return fn(detail::name##Fn{});
     TSL_UNARY_OPS(TSL_CASE)
 #undef TSL_CASE

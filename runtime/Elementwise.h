@@ -5,57 +5,60 @@
 // a tensor kernel. Operands are promoted (§3) and broadcast (NumPy's rules) here.
 #pragma once
 
+#include "runtime/OpTraits.h"
 #include "runtime/Tensor.h"
 
 namespace tsl {
 
-/// Each operation: its enumerator, its TSL name, its IR mnemonic.
+/// Each operation: its enumerator, its TSL name, its IR mnemonic, its flags
+/// (runtime/OpTraits.h). Every elementwise operation takes no attributes, fuses as
+/// Elementwise and is layout Agnostic (runtime/Ops.h completes its row).
 #define TSL_BINARY_OPS(X)                                                                          \
-  X(Add, "+", "add")                                                                               \
-  X(Sub, "-", "sub")                                                                               \
-  X(Mul, "*", "mul")                                                                               \
-  X(Div, "/", "div")                                                                               \
-  X(FloorDiv, "floordiv", "floordiv")                                                              \
-  X(Mod, "mod", "mod")                                                                             \
-  X(Pow, "pow", "pow")                                                                             \
-  X(Maximum, "maximum", "maximum")                                                                 \
-  X(Minimum, "minimum", "minimum")                                                                 \
-  X(Less, "<", "less")                                                                             \
-  X(LessEqual, "<=", "less_equal")                                                                 \
-  X(Greater, ">", "greater")                                                                       \
-  X(GreaterEqual, ">=", "greater_equal")                                                           \
-  X(Equal, "==", "equal")                                                                          \
-  X(NotEqual, "!=", "not_equal")                                                                   \
-  X(LogicalAnd, "logical-and", "logical_and")                                                      \
-  X(LogicalOr, "logical-or", "logical_or")
+  X(Add, "+", "add", kCommutative)                                                                 \
+  X(Sub, "-", "sub", 0)                                                                            \
+  X(Mul, "*", "mul", kCommutative)                                                                 \
+  X(Div, "/", "div", kFloatOnly)                                                                   \
+  X(FloorDiv, "floordiv", "floordiv", 0)                                                           \
+  X(Mod, "mod", "mod", 0)                                                                          \
+  X(Pow, "pow", "pow", 0)                                                                          \
+  X(Maximum, "maximum", "maximum", kCommutative)                                                   \
+  X(Minimum, "minimum", "minimum", kCommutative)                                                   \
+  X(Less, "<", "less", kBoolResult)                                                                \
+  X(LessEqual, "<=", "less_equal", kBoolResult)                                                    \
+  X(Greater, ">", "greater", kBoolResult)                                                          \
+  X(GreaterEqual, ">=", "greater_equal", kBoolResult)                                              \
+  X(Equal, "==", "equal", kCommutative | kBoolResult)                                              \
+  X(NotEqual, "!=", "not_equal", kCommutative | kBoolResult)                                       \
+  X(LogicalAnd, "logical-and", "logical_and", kCommutative | kBoolResult)                          \
+  X(LogicalOr, "logical-or", "logical_or", kCommutative | kBoolResult)
 
 #define TSL_UNARY_OPS(X)                                                                           \
-  X(Neg, "neg", "neg")                                                                             \
-  X(Abs, "abs", "abs")                                                                             \
-  X(Sign, "sign", "sign")                                                                          \
-  X(Exp, "exp", "exp")                                                                             \
-  X(Log, "log", "log")                                                                             \
-  X(Log1p, "log1p", "log1p")                                                                       \
-  X(Sqrt, "sqrt", "sqrt")                                                                          \
-  X(Rsqrt, "rsqrt", "rsqrt")                                                                       \
-  X(Square, "square", "square")                                                                    \
-  X(Sin, "sin", "sin")                                                                             \
-  X(Cos, "cos", "cos")                                                                             \
-  X(Tanh, "tanh", "tanh")                                                                          \
-  X(Sigmoid, "sigmoid", "sigmoid")                                                                 \
-  X(Relu, "relu", "relu")                                                                          \
-  X(Gelu, "gelu", "gelu")                                                                          \
-  X(GeluTanh, "gelu-tanh", "gelu_tanh")                                                            \
-  X(LogicalNot, "logical-not", "logical_not")
+  X(Neg, "neg", "neg", 0)                                                                          \
+  X(Abs, "abs", "abs", 0)                                                                          \
+  X(Sign, "sign", "sign", 0)                                                                       \
+  X(Exp, "exp", "exp", kFloatOnly)                                                                 \
+  X(Log, "log", "log", kFloatOnly)                                                                 \
+  X(Log1p, "log1p", "log1p", kFloatOnly)                                                           \
+  X(Sqrt, "sqrt", "sqrt", kFloatOnly)                                                              \
+  X(Rsqrt, "rsqrt", "rsqrt", kFloatOnly)                                                           \
+  X(Square, "square", "square", 0)                                                                 \
+  X(Sin, "sin", "sin", kFloatOnly)                                                                 \
+  X(Cos, "cos", "cos", kFloatOnly)                                                                 \
+  X(Tanh, "tanh", "tanh", kFloatOnly)                                                              \
+  X(Sigmoid, "sigmoid", "sigmoid", kFloatOnly)                                                     \
+  X(Relu, "relu", "relu", 0)                                                                       \
+  X(Gelu, "gelu", "gelu", kFloatOnly)                                                              \
+  X(GeluTanh, "gelu-tanh", "gelu_tanh", kFloatOnly)                                                \
+  X(LogicalNot, "logical-not", "logical_not", kBoolResult)
 
 enum class BinaryOp : uint8_t {
-#define TSL_ENUM(name, text, mnemonic) name,
+#define TSL_ENUM(name, text, mnemonic, flags) name,
   TSL_BINARY_OPS(TSL_ENUM)
 #undef TSL_ENUM
 };
 
 enum class UnaryOp : uint8_t {
-#define TSL_ENUM(name, text, mnemonic) name,
+#define TSL_ENUM(name, text, mnemonic, flags) name,
   TSL_UNARY_OPS(TSL_ENUM)
 #undef TSL_ENUM
 };

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "runtime/Dispatch.h"
+#include "runtime/Elementwise.h"
 
 #include <cmath>
 #include <type_traits>
@@ -242,24 +243,21 @@ struct GeluTanhFn {
 };
 struct LogicalNotFn { template <typename T> bool operator()(T a) const { return a == T(0); } };
 
-/// Whether a functor may be instantiated for compute type C (keeps float-only
-/// arithmetic away from integers and arithmetic away from bool).
+/// The flags of the operation a functor computes (its row in runtime/Elementwise.h).
+template <typename F>
+constexpr uint32_t functorFlags = 0;
+#define TSL_FUNCTOR_FLAGS(name, text, mnemonic, flags) template <> constexpr uint32_t functorFlags<name##Fn> = flags;
+TSL_BINARY_OPS(TSL_FUNCTOR_FLAGS)
+TSL_UNARY_OPS(TSL_FUNCTOR_FLAGS)
+#undef TSL_FUNCTOR_FLAGS
+
+/// Whether a functor may be instantiated for compute type C: predicates for any type;
+/// float-only arithmetic for floats; other arithmetic for everything but bool.
 template <typename F, typename C>
 constexpr bool applies() {
-  constexpr bool predicate =
-      std::is_same_v<F, LessFn> || std::is_same_v<F, LessEqualFn> ||
-      std::is_same_v<F, GreaterFn> || std::is_same_v<F, GreaterEqualFn> ||
-      std::is_same_v<F, EqualFn> || std::is_same_v<F, NotEqualFn> ||
-      std::is_same_v<F, LogicalAndFn> || std::is_same_v<F, LogicalOrFn> ||
-      std::is_same_v<F, LogicalNotFn>;
-  if constexpr (predicate) return true;
+  if constexpr ((functorFlags<F> & kBoolResult) != 0) return true;
   if constexpr (std::is_same_v<C, bool>) return false;
-  constexpr bool floatOnly =
-      std::is_same_v<F, DivFn> || std::is_same_v<F, ExpFn> || std::is_same_v<F, LogFn> ||
-      std::is_same_v<F, Log1pFn> || std::is_same_v<F, SqrtFn> || std::is_same_v<F, RsqrtFn> ||
-      std::is_same_v<F, SinFn> || std::is_same_v<F, CosFn> || std::is_same_v<F, TanhFn> ||
-      std::is_same_v<F, SigmoidFn> || std::is_same_v<F, GeluFn> || std::is_same_v<F, GeluTanhFn>;
-  if constexpr (floatOnly) return std::is_floating_point_v<C>;
+  if constexpr ((functorFlags<F> & kFloatOnly) != 0) return std::is_floating_point_v<C>;
   return true;
 }
 

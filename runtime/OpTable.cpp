@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 
 namespace tsl {
 
@@ -447,103 +448,34 @@ Tensor avgPoolGradKernel(const OpAttrs& a, std::span<const Tensor> in) {
 
 // ---- The table ----
 
-struct Rule {
-  TensorType (*type)(const OpAttrs&, std::span<const TensorType>);
-  Tensor (*kernel)(const OpAttrs&, std::span<const Tensor>);
-};
-
-Rule ruleOf(OpKind kind) {
-  switch (kind) {
-#define TSL_BINARY_RULE(name, text, mnemonic)                                                      \
-  case OpKind::name: return {binaryType<BinaryOp::name>, binaryKernel<BinaryOp::name>};
-    TSL_BINARY_OPS(TSL_BINARY_RULE)
-#undef TSL_BINARY_RULE
-#define TSL_UNARY_RULE(name, text, mnemonic)                                                       \
-  case OpKind::name: return {unaryType<UnaryOp::name>, unaryKernel<UnaryOp::name>};
-    TSL_UNARY_OPS(TSL_UNARY_RULE)
-#undef TSL_UNARY_RULE
-  case OpKind::Where: return {whereType, whereKernel};
-  case OpKind::Clip: return {clipType, clipKernel};
-  case OpKind::Cast: return {castType, castKernel};
-  case OpKind::Sum: return {reduceType<ReduceOp::Sum>, reduceKernel<ReduceOp::Sum>};
-  case OpKind::Mean: return {reduceType<ReduceOp::Mean>, reduceKernel<ReduceOp::Mean>};
-  case OpKind::Prod: return {reduceType<ReduceOp::Prod>, reduceKernel<ReduceOp::Prod>};
-  case OpKind::Max: return {reduceType<ReduceOp::Max>, reduceKernel<ReduceOp::Max>};
-  case OpKind::Min: return {reduceType<ReduceOp::Min>, reduceKernel<ReduceOp::Min>};
-  case OpKind::ArgMax: return {reduceType<ReduceOp::ArgMax>, reduceKernel<ReduceOp::ArgMax>};
-  case OpKind::ArgMin: return {reduceType<ReduceOp::ArgMin>, reduceKernel<ReduceOp::ArgMin>};
-  case OpKind::LogSumExp: return {reduceType<ReduceOp::LogSumExp>, reduceKernel<ReduceOp::LogSumExp>};
-  case OpKind::Reshape: return {reshapeType, reshapeKernel};
-  case OpKind::Transpose: return {transposeType, transposeKernel};
-  case OpKind::BroadcastTo: return {broadcastToType, broadcastToKernel};
-  case OpKind::ExpandDims: return {expandDimsType, expandDimsKernel};
-  case OpKind::Squeeze: return {squeezeType, squeezeKernel};
-  case OpKind::Slice: return {sliceType, sliceKernel};
-  case OpKind::Index: return {indexType, indexKernel};
-  case OpKind::Concat: return {concatType, concatKernel};
-  case OpKind::Stack: return {stackType, stackKernel};
-  case OpKind::Pad: return {padType, padKernel};
-  case OpKind::Take: return {takeType, takeKernel};
-  case OpKind::OneHot: return {oneHotType, oneHotKernel};
-  case OpKind::MatMul: return {matmulType, matmulKernel};
-  case OpKind::Dot: return {dotType, dotKernel};
-  case OpKind::Einsum: return {einsumType, einsumKernel};
-  case OpKind::Conv2d: return {conv2dType, conv2dKernel};
-  case OpKind::MaxPool2d: return {poolType, maxPoolKernel};
-  case OpKind::AvgPool2d: return {poolType, avgPoolKernel};
-  case OpKind::Softmax: return {softmaxType, softmaxKernel};
-  case OpKind::LogSoftmax: return {softmaxType, logSoftmaxKernel};
-  case OpKind::LayerNorm: return {layerNormType, layerNormKernel};
-  case OpKind::CrossEntropy: return {crossEntropyType, crossEntropyKernel};
-  case OpKind::Mse: return {mseType, mseKernel};
-  case OpKind::Full: return {fullType, fullKernel};
-  case OpKind::Arange: return {arangeType, arangeKernel};
-  case OpKind::Linspace: return {linspaceType, linspaceKernel};
-  case OpKind::Eye: return {eyeType, eyeKernel};
-  case OpKind::RngKey: return {rngKeyType, rngKeyKernel};
-  case OpKind::RngSplit: return {rngSplitType, rngSplitKernel};
-  case OpKind::RandUniform: return {randomType, randUniformKernel};
-  case OpKind::RandNormal: return {randomType, randNormalKernel};
-  case OpKind::Dropout: return {dropoutType, dropoutKernel};
-  case OpKind::StopGradient: return {stopGradientType, stopGradientKernel};
-  case OpKind::SliceGrad: return {sliceGradType, sliceGradKernel};
-  case OpKind::TakeGrad: return {takeGradType, takeGradKernel};
-  case OpKind::Conv2dGradInput: return {conv2dGradInputType, conv2dGradInputKernel};
-  case OpKind::Conv2dGradWeight: return {conv2dGradWeightType, conv2dGradWeightKernel};
-  case OpKind::MaxPool2dGrad: return {maxPoolGradType, maxPoolGradKernel};
-  case OpKind::AvgPool2dGrad: return {avgPoolGradType, avgPoolGradKernel};
-  }
-  fail(ErrorKind::Internal, "no rule for operation ", static_cast<int>(kind));
+/// The attribute struct at `index` of OpAttrs, default-constructed.
+template <size_t... I>
+OpAttrs defaultAlternative(size_t index, std::index_sequence<I...>) {
+  OpAttrs out;
+  ((index == I ? (out = std::variant_alternative_t<I, OpAttrs>{}, true) : false) || ...);
+  return out;
 }
 
-bool isCommutative(BinaryOp op) {
-  switch (op) {
-  case BinaryOp::Add:
-  case BinaryOp::Mul:
-  case BinaryOp::Maximum:
-  case BinaryOp::Minimum:
-  case BinaryOp::Equal:
-  case BinaryOp::NotEqual:
-  case BinaryOp::LogicalAnd:
-  case BinaryOp::LogicalOr: return true;
-  default: return false;
-  }
+template <typename A>
+size_t attrIndex() {
+  return OpAttrs(A{}).index();
 }
 
 std::vector<OpInfo> buildTable() {
   std::vector<OpInfo> table;
-  auto add = [&](OpKind kind, const char* name, const char* mnemonic, int minIn, int maxIn, uint32_t traits) {
-    const Rule rule = ruleOf(kind);
-    table.push_back({kind, name, mnemonic, minIn, maxIn, traits, rule.type, rule.kernel});
-  };
-#define TSL_ADD_BINARY(name, text, mnemonic)                                                       \
-  add(OpKind::name, text, mnemonic, 2, 2, kElementwise | (isCommutative(BinaryOp::name) ? kCommutative : 0u));
+#define TSL_ADD_BINARY(name, text, mnemonic, flags)                                                \
+  table.push_back({OpKind::name, text, mnemonic, 2, 2, attrIndex<NoAttrs>(), FusionClass::Elementwise, \
+                   LayoutClass::Agnostic, flags, binaryType<BinaryOp::name>, binaryKernel<BinaryOp::name>});
   TSL_BINARY_OPS(TSL_ADD_BINARY)
 #undef TSL_ADD_BINARY
-#define TSL_ADD_UNARY(name, text, mnemonic) add(OpKind::name, text, mnemonic, 1, 1, kElementwise);
+#define TSL_ADD_UNARY(name, text, mnemonic, flags)                                                 \
+  table.push_back({OpKind::name, text, mnemonic, 1, 1, attrIndex<NoAttrs>(), FusionClass::Elementwise, \
+                   LayoutClass::Agnostic, flags, unaryType<UnaryOp::name>, unaryKernel<UnaryOp::name>});
   TSL_UNARY_OPS(TSL_ADD_UNARY)
 #undef TSL_ADD_UNARY
-#define TSL_ADD_OTHER(name, text, mnemonic, minIn, maxIn, traits) add(OpKind::name, text, mnemonic, minIn, maxIn, traits);
+#define TSL_ADD_OTHER(name, text, mnemonic, minIn, maxIn, Attrs, fusion, layout, flags, type, kernel) \
+  table.push_back({OpKind::name, text, mnemonic, minIn, maxIn, attrIndex<Attrs>(), FusionClass::fusion,  \
+                   LayoutClass::layout, flags, type, kernel});
   TSL_OTHER_OPS(TSL_ADD_OTHER)
 #undef TSL_ADD_OTHER
   for (size_t i = 0; i < table.size(); ++i) TSL_ASSERT(static_cast<size_t>(table[i].kind) == i);
@@ -564,6 +496,30 @@ std::string TensorType::str() const {
 
 const OpInfo& opInfo(OpKind kind) { return table()[static_cast<size_t>(kind)]; }
 
+OpAttrs OpInfo::defaultAttrs() const {
+  return defaultAlternative(attrs, std::make_index_sequence<std::variant_size_v<OpAttrs>>{});
+}
+
+const char* fusionClassName(FusionClass c) {
+  switch (c) {
+  case FusionClass::Elementwise: return "elementwise";
+  case FusionClass::Injective: return "injective";
+  case FusionClass::Reduction: return "reduction";
+  case FusionClass::Contraction: return "contraction";
+  case FusionClass::Opaque: return "opaque";
+  }
+  return "?";
+}
+
+const char* layoutClassName(LayoutClass c) {
+  switch (c) {
+  case LayoutClass::Agnostic: return "agnostic";
+  case LayoutClass::AxisSensitive: return "axis-sensitive";
+  case LayoutClass::LayoutDemanding: return "layout-demanding";
+  }
+  return "?";
+}
+
 std::span<const OpInfo> allOps() { return table(); }
 
 const OpInfo* findOpByMnemonic(std::string_view mnemonic) {
@@ -574,7 +530,7 @@ const OpInfo* findOpByMnemonic(std::string_view mnemonic) {
 
 OpKind opKind(BinaryOp op) {
   switch (op) {
-#define TSL_MAP(name, text, mnemonic)                                                              \
+#define TSL_MAP(name, text, mnemonic, ...)                                                              \
   case BinaryOp::name: return OpKind::name;
     TSL_BINARY_OPS(TSL_MAP)
 #undef TSL_MAP
@@ -584,7 +540,7 @@ OpKind opKind(BinaryOp op) {
 
 OpKind opKind(UnaryOp op) {
   switch (op) {
-#define TSL_MAP(name, text, mnemonic)                                                              \
+#define TSL_MAP(name, text, mnemonic, ...)                                                              \
   case UnaryOp::name: return OpKind::name;
     TSL_UNARY_OPS(TSL_MAP)
 #undef TSL_MAP
@@ -615,7 +571,7 @@ Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs) 
   }
   for (size_t i = 0; i < inputs.size(); ++i) types[i] = TensorType::of(inputs[i]);
   const TensorType predicted = inferType(kind, attrs, types);
-  if (opInfo(kind).has(kMovement)) {
+  if (opInfo(kind).fusion == FusionClass::Injective) {
     // Bare numbers moved become their concrete dtype (movedDType).
     bool weak = false;
     for (const Tensor& t : inputs) weak |= t.weak();

@@ -12,6 +12,7 @@
 #include "runtime/Creation.h"
 #include "runtime/Elementwise.h"
 #include "runtime/NeuralNet.h"
+#include "runtime/OpTraits.h"
 #include "runtime/Reduce.h"
 #include "runtime/Views.h"
 
@@ -23,77 +24,106 @@
 
 namespace tsl {
 
-/// Ops beyond the elementwise lists of Elementwise.h:
-/// X(Enumerator, "tsl-name", "mnemonic", minInputs, maxInputs (-1: any), traits).
+/// The rows of the operation table beyond the elementwise lists of Elementwise.h:
+///   X(Enumerator, "tsl-name", "mnemonic", minInputs, maxInputs (-1: any), Attrs,
+///     FusionClass, LayoutClass, flags, typeRule, kernel)
+/// Attrs is the attribute struct the operation takes (below); the flags, fusion and layout
+/// classes are those of runtime/OpTraits.h; the type rule and kernel are functions of
+/// runtime/OpTable.cpp (the only place that expands those two columns).
 #define TSL_OTHER_OPS(X)                                                                           \
-  X(Where, "where", "where", 3, 3, kElementwise)                                                   \
-  X(Clip, "clip", "clip", 3, 3, kElementwise)                                                      \
-  X(Cast, "astype", "astype", 1, 1, kElementwise)                                                  \
-  X(Sum, "sum", "sum", 1, 1, kReduction)                                                           \
-  X(Mean, "mean", "mean", 1, 1, kReduction)                                                        \
-  X(Prod, "prod", "prod", 1, 1, kReduction)                                                        \
-  X(Max, "max", "max", 1, 1, kReduction)                                                           \
-  X(Min, "min", "min", 1, 1, kReduction)                                                           \
-  X(ArgMax, "argmax", "argmax", 1, 1, kReduction)                                                  \
-  X(ArgMin, "argmin", "argmin", 1, 1, kReduction)                                                  \
-  X(LogSumExp, "logsumexp", "logsumexp", 1, 1, kReduction)                                         \
-  X(Reshape, "reshape", "reshape", 1, 1, kMovement)                                                \
-  X(Transpose, "transpose", "transpose", 1, 1, kMovement)                                          \
-  X(BroadcastTo, "broadcast-to", "broadcast_to", 1, 1, kMovement)                                  \
-  X(ExpandDims, "expand-dims", "expand_dims", 1, 1, kMovement)                                     \
-  X(Squeeze, "squeeze", "squeeze", 1, 1, kMovement)                                                \
-  X(Slice, "slice", "slice", 1, 1, kMovement)                                                      \
-  X(Index, "get", "index", 1, 1, kMovement)                                                        \
-  X(Concat, "concat", "concat", 1, -1, kMovement)                                                  \
-  X(Stack, "stack", "stack", 1, -1, kMovement)                                                     \
-  X(Pad, "pad", "pad", 1, 1, kMovement | kLayoutSensitive)                                         \
-  X(Take, "take", "take", 2, 2, kMovement)                                                         \
-  X(OneHot, "one-hot", "one_hot", 1, 1, 0)                                                         \
-  X(MatMul, "matmul", "matmul", 2, 2, kContraction | kLayoutSensitive)                             \
-  X(Dot, "dot", "dot", 2, 2, kContraction | kLayoutSensitive)                                      \
-  X(Einsum, "einsum", "einsum", 1, -1, kContraction | kLayoutSensitive)                            \
-  X(Conv2d, "conv2d", "conv2d", 2, 2, kContraction | kLayoutSensitive)                             \
-  X(MaxPool2d, "max-pool2d", "max_pool2d", 1, 1, kLayoutSensitive)                                 \
-  X(AvgPool2d, "avg-pool2d", "avg_pool2d", 1, 1, kLayoutSensitive)                                 \
-  X(Softmax, "softmax", "softmax", 1, 1, kLayoutSensitive)                                         \
-  X(LogSoftmax, "log-softmax", "log_softmax", 1, 1, kLayoutSensitive)                              \
-  X(LayerNorm, "layer-norm", "layer_norm", 1, 1, kLayoutSensitive)                                 \
-  X(CrossEntropy, "cross-entropy", "cross_entropy", 2, 2, 0)                                       \
-  X(Mse, "mse", "mse", 2, 2, 0)                                                                    \
-  X(Full, "full", "full", 0, 0, kCreation)                                                         \
-  X(Arange, "arange", "arange", 0, 0, kCreation)                                                   \
-  X(Linspace, "linspace", "linspace", 0, 0, kCreation)                                             \
-  X(Eye, "eye", "eye", 0, 0, kCreation)                                                            \
-  X(RngKey, "rng-key", "rng_key", 0, 0, kCreation)                                                 \
-  X(RngSplit, "rng-split", "rng_split", 1, 1, kRandom)                                             \
-  X(RandUniform, "rand", "rand", 1, 1, kRandom)                                                    \
-  X(RandNormal, "randn", "randn", 1, 1, kRandom)                                                   \
-  X(Dropout, "dropout", "dropout", 2, 2, kRandom)                                                  \
-  X(StopGradient, "stop-gradient", "stop_gradient", 1, 1, kElementwise)                            \
-  X(SliceGrad, "slice-grad", "slice_grad", 1, 1, kMovement)                                        \
-  X(TakeGrad, "take-grad", "take_grad", 2, 2, 0)                                                   \
-  X(Conv2dGradInput, "conv2d-grad-input", "conv2d_grad_input", 2, 2, kContraction | kLayoutSensitive) \
-  X(Conv2dGradWeight, "conv2d-grad-weight", "conv2d_grad_weight", 2, 2, kContraction | kLayoutSensitive) \
-  X(MaxPool2dGrad, "max-pool2d-grad", "max_pool2d_grad", 2, 2, kLayoutSensitive)                   \
-  X(AvgPool2dGrad, "avg-pool2d-grad", "avg_pool2d_grad", 1, 1, kLayoutSensitive)
+  X(Where, "where", "where", 3, 3, NoAttrs, Elementwise, Agnostic, 0, whereType, whereKernel)      \
+  X(Clip, "clip", "clip", 3, 3, NoAttrs, Elementwise, Agnostic, 0, clipType, clipKernel)           \
+  X(Cast, "astype", "astype", 1, 1, CastAttrs, Elementwise, Agnostic, 0, castType, castKernel)     \
+  X(Sum, "sum", "sum", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0, reduceType<ReduceOp::Sum>,  \
+    reduceKernel<ReduceOp::Sum>)                                                                   \
+  X(Mean, "mean", "mean", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0, reduceType<ReduceOp::Mean>, \
+    reduceKernel<ReduceOp::Mean>)                                                                  \
+  X(Prod, "prod", "prod", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0, reduceType<ReduceOp::Prod>, \
+    reduceKernel<ReduceOp::Prod>)                                                                  \
+  X(Max, "max", "max", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0, reduceType<ReduceOp::Max>,  \
+    reduceKernel<ReduceOp::Max>)                                                                   \
+  X(Min, "min", "min", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0, reduceType<ReduceOp::Min>,  \
+    reduceKernel<ReduceOp::Min>)                                                                   \
+  X(ArgMax, "argmax", "argmax", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0,                    \
+    reduceType<ReduceOp::ArgMax>, reduceKernel<ReduceOp::ArgMax>)                                  \
+  X(ArgMin, "argmin", "argmin", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0,                    \
+    reduceType<ReduceOp::ArgMin>, reduceKernel<ReduceOp::ArgMin>)                                  \
+  X(LogSumExp, "logsumexp", "logsumexp", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kFloatOnly,  \
+    reduceType<ReduceOp::LogSumExp>, reduceKernel<ReduceOp::LogSumExp>)                            \
+  X(Reshape, "reshape", "reshape", 1, 1, ShapeAttrs, Injective, LayoutDemanding, 0, reshapeType,   \
+    reshapeKernel)                                                                                 \
+  X(Transpose, "transpose", "transpose", 1, 1, PermAttrs, Injective, AxisSensitive, 0,             \
+    transposeType, transposeKernel)                                                                \
+  X(BroadcastTo, "broadcast-to", "broadcast_to", 1, 1, ShapeAttrs, Injective, AxisSensitive, 0,    \
+    broadcastToType, broadcastToKernel)                                                            \
+  X(ExpandDims, "expand-dims", "expand_dims", 1, 1, AxisAttrs, Injective, AxisSensitive, 0,        \
+    expandDimsType, expandDimsKernel)                                                              \
+  X(Squeeze, "squeeze", "squeeze", 1, 1, AxesAttrs, Injective, AxisSensitive, 0, squeezeType,      \
+    squeezeKernel)                                                                                 \
+  X(Slice, "slice", "slice", 1, 1, SliceAttrs, Injective, AxisSensitive, 0, sliceType, sliceKernel) \
+  X(Index, "get", "index", 1, 1, IndexAttrs, Injective, AxisSensitive, 0, indexType, indexKernel)  \
+  X(Concat, "concat", "concat", 1, -1, AxisAttrs, Injective, AxisSensitive, 0, concatType,         \
+    concatKernel)                                                                                  \
+  X(Stack, "stack", "stack", 1, -1, AxisAttrs, Injective, AxisSensitive, 0, stackType, stackKernel) \
+  X(Pad, "pad", "pad", 1, 1, PadAttrs, Injective, AxisSensitive, 0, padType, padKernel)            \
+  X(Take, "take", "take", 2, 2, AxisAttrs, Injective, AxisSensitive, 0, takeType, takeKernel)      \
+  X(OneHot, "one-hot", "one_hot", 1, 1, CountAttrs, Injective, AxisSensitive, 0, oneHotType,       \
+    oneHotKernel)                                                                                  \
+  X(MatMul, "matmul", "matmul", 2, 2, NoAttrs, Contraction, LayoutDemanding, 0, matmulType,        \
+    matmulKernel)                                                                                  \
+  X(Dot, "dot", "dot", 2, 2, NoAttrs, Contraction, LayoutDemanding, 0, dotType, dotKernel)         \
+  X(Einsum, "einsum", "einsum", 1, -1, EinsumAttrs, Contraction, LayoutDemanding, 0, einsumType,   \
+    einsumKernel)                                                                                  \
+  X(Conv2d, "conv2d", "conv2d", 2, 2, Conv2dAttrs, Contraction, LayoutDemanding, kFloatOnly,       \
+    conv2dType, conv2dKernel)                                                                      \
+  X(MaxPool2d, "max-pool2d", "max_pool2d", 1, 1, Pool2dAttrs, Opaque, LayoutDemanding, kFloatOnly, \
+    poolType, maxPoolKernel)                                                                       \
+  X(AvgPool2d, "avg-pool2d", "avg_pool2d", 1, 1, Pool2dAttrs, Opaque, LayoutDemanding, kFloatOnly, \
+    poolType, avgPoolKernel)                                                                       \
+  X(Softmax, "softmax", "softmax", 1, 1, AxisAttrs, Reduction, AxisSensitive, kFloatOnly,          \
+    softmaxType, softmaxKernel)                                                                    \
+  X(LogSoftmax, "log-softmax", "log_softmax", 1, 1, AxisAttrs, Reduction, AxisSensitive,           \
+    kFloatOnly, softmaxType, logSoftmaxKernel)                                                     \
+  X(LayerNorm, "layer-norm", "layer_norm", 1, 1, NormAttrs, Reduction, AxisSensitive, kFloatOnly,  \
+    layerNormType, layerNormKernel)                                                                \
+  X(CrossEntropy, "cross-entropy", "cross_entropy", 2, 2, NoAttrs, Reduction, AxisSensitive,       \
+    kFloatOnly, crossEntropyType, crossEntropyKernel)                                              \
+  X(Mse, "mse", "mse", 2, 2, NoAttrs, Reduction, AxisSensitive, 0, mseType, mseKernel)             \
+  X(Full, "full", "full", 0, 0, FullAttrs, Opaque, Agnostic, kCreation, fullType, fullKernel)      \
+  X(Arange, "arange", "arange", 0, 0, ArangeAttrs, Opaque, Agnostic, kCreation, arangeType,        \
+    arangeKernel)                                                                                  \
+  X(Linspace, "linspace", "linspace", 0, 0, LinspaceAttrs, Opaque, Agnostic, kCreation,            \
+    linspaceType, linspaceKernel)                                                                  \
+  X(Eye, "eye", "eye", 0, 0, EyeAttrs, Opaque, Agnostic, kCreation, eyeType, eyeKernel)            \
+  X(RngKey, "rng-key", "rng_key", 0, 0, SeedAttrs, Opaque, Agnostic, kCreation, rngKeyType,        \
+    rngKeyKernel)                                                                                  \
+  X(RngSplit, "rng-split", "rng_split", 1, 1, CountAttrs, Opaque, LayoutDemanding, kRandom,        \
+    rngSplitType, rngSplitKernel)                                                                  \
+  X(RandUniform, "rand", "rand", 1, 1, RandomAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly, \
+    randomType, randUniformKernel)                                                                 \
+  X(RandNormal, "randn", "randn", 1, 1, RandomAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly, \
+    randomType, randNormalKernel)                                                                  \
+  X(Dropout, "dropout", "dropout", 2, 2, RateAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly, \
+    dropoutType, dropoutKernel)                                                                    \
+  X(StopGradient, "stop-gradient", "stop_gradient", 1, 1, NoAttrs, Elementwise, Agnostic, 0,       \
+    stopGradientType, stopGradientKernel)                                                          \
+  X(SliceGrad, "slice-grad", "slice_grad", 1, 1, SliceGradAttrs, Opaque, AxisSensitive, 0,         \
+    sliceGradType, sliceGradKernel)                                                                \
+  X(TakeGrad, "take-grad", "take_grad", 2, 2, TakeGradAttrs, Opaque, AxisSensitive, kFloatOnly,    \
+    takeGradType, takeGradKernel)                                                                  \
+  X(Conv2dGradInput, "conv2d-grad-input", "conv2d_grad_input", 2, 2, Conv2dGradAttrs, Contraction, \
+    LayoutDemanding, kFloatOnly, conv2dGradInputType, conv2dGradInputKernel)                       \
+  X(Conv2dGradWeight, "conv2d-grad-weight", "conv2d_grad_weight", 2, 2, Conv2dGradAttrs,           \
+    Contraction, LayoutDemanding, kFloatOnly, conv2dGradWeightType, conv2dGradWeightKernel)        \
+  X(MaxPool2dGrad, "max-pool2d-grad", "max_pool2d_grad", 2, 2, Pool2dAttrs, Opaque,                \
+    LayoutDemanding, kFloatOnly, maxPoolGradType, maxPoolGradKernel)                               \
+  X(AvgPool2dGrad, "avg-pool2d-grad", "avg_pool2d_grad", 1, 1, Pool2dGradAttrs, Opaque,            \
+    LayoutDemanding, kFloatOnly, avgPoolGradType, avgPoolGradKernel)
 
 enum class OpKind : uint16_t {
 #define TSL_KIND(name, ...) name,
   TSL_BINARY_OPS(TSL_KIND) TSL_UNARY_OPS(TSL_KIND) TSL_OTHER_OPS(TSL_KIND)
 #undef TSL_KIND
-};
-
-/// Traits passes ask about.
-enum OpTrait : uint32_t {
-  kElementwise = 1u << 0,      ///< output element i depends on input elements i only
-  kReduction = 1u << 1,        ///< reduces axes
-  kContraction = 1u << 2,      ///< a sum of products (matmul, conv2d, einsum)
-  kMovement = 1u << 3,         ///< rearranges elements without arithmetic
-  kCreation = 1u << 4,         ///< makes a tensor from attributes alone
-  kRandom = 1u << 5,           ///< a pure function of a key
-  kLayoutSensitive = 1u << 6,  ///< its meaning refers to axes, so layouts must be mapped
-  kSideEffecting = 1u << 7,    ///< must not be removed or reordered
-  kCommutative = 1u << 8,      ///< operands may be swapped
 };
 
 // ---- Typed attributes ----
@@ -224,19 +254,27 @@ struct TensorType {
   std::string str() const;
 };
 
+/// One row of the table: everything each phase needs from an operation. (Derivative
+/// rules and backend lowerings are rows of their own layers' tables, keyed by OpKind;
+/// tests prove those tables cover every operation.)
 struct OpInfo {
   OpKind kind;
   const char* name;     ///< the TSL name ("log-softmax")
   const char* mnemonic; ///< the IR mnemonic ("log_softmax")
   int minInputs;
-  int maxInputs; ///< -1: any number
-  uint32_t traits;
+  int maxInputs;        ///< -1: any number
+  size_t attrs;         ///< the index in OpAttrs of the attribute struct it takes
+  FusionClass fusion;
+  LayoutClass layout;
+  uint32_t traits;      ///< OpTrait flags
   /// The type and shape rule: the result type, or a shape, type or value error.
   TensorType (*type)(const OpAttrs&, std::span<const TensorType>);
   /// The eager kernel.
   Tensor (*kernel)(const OpAttrs&, std::span<const Tensor>);
 
   bool has(OpTrait trait) const { return (traits & trait) != 0; }
+  /// The attribute struct it takes, at its defaults.
+  OpAttrs defaultAttrs() const;
 };
 
 const OpInfo& opInfo(OpKind kind);

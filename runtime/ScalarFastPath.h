@@ -16,7 +16,7 @@ namespace tsl::detail {
 
 /// The functor of each binary operation, at compile time.
 template <BinaryOp op> struct BinaryFunctor;
-#define TSL_FUNCTOR(name, text, mnemonic)                                                                    \
+#define TSL_FUNCTOR(name, text, mnemonic, ...)                                                                    \
   template <> struct BinaryFunctor<BinaryOp::name> { using type = name##Fn; };
 TSL_BINARY_OPS(TSL_FUNCTOR)
 #undef TSL_FUNCTOR

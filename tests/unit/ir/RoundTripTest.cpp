@@ -29,13 +29,13 @@ std::optional<Sample> sampleFor(OpKind kind) {
   const Type key = ty(DType::I64, {2});
   const Type image = ty(DType::F32, {1, 3, 8, 8});
   switch (kind) {
-#define BINARY_SAMPLE(name, text, mnemonic) case OpKind::name:
+#define BINARY_SAMPLE(name, text, mnemonic, ...) case OpKind::name:
     TSL_BINARY_OPS(BINARY_SAMPLE)
 #undef BINARY_SAMPLE
     if (kind == OpKind::LogicalAnd || kind == OpKind::LogicalOr)
       return Sample{{ty(DType::Bool, {2, 3}), ty(DType::Bool, {3})}};
     return Sample{{m23, v3}};
-#define UNARY_SAMPLE(name, text, mnemonic) case OpKind::name:
+#define UNARY_SAMPLE(name, text, mnemonic, ...) case OpKind::name:
     TSL_UNARY_OPS(UNARY_SAMPLE)
 #undef UNARY_SAMPLE
     if (kind == OpKind::LogicalNot) return Sample{{ty(DType::Bool, {4})}};

@@ -20,8 +20,29 @@ TEST_CASE("every operation has a unique name and mnemonic, and a rule and a kern
   }
   CHECK(opInfo(OpKind::LogSoftmax).mnemonic == std::string("log_softmax"));
   CHECK(opInfo(OpKind::Add).has(kCommutative));
-  CHECK(opInfo(OpKind::Sum).has(kReduction));
-  CHECK(opInfo(OpKind::Conv2d).has(kContraction));
+  CHECK(opInfo(OpKind::Sum).fusion == FusionClass::Reduction);
+  CHECK(opInfo(OpKind::Conv2d).fusion == FusionClass::Contraction);
+}
+
+TEST_CASE("each row's classes and flags agree with its type rule") {
+  for (const OpInfo& op : allOps()) {
+    CAPTURE(op.name);
+    CHECK(op.defaultAttrs().index() == op.attrs);
+    if (op.fusion == FusionClass::Elementwise && op.kind != OpKind::Where && op.kind != OpKind::Clip &&
+        op.kind != OpKind::Cast) {
+      // Elementwise: the broadcast shape; a predicate gives bool, float-only arithmetic a float.
+      std::vector<TensorType> ints(static_cast<size_t>(op.minInputs), TensorType{DType::I32, false, Shape{3}});
+      ints[0].shape = Shape{2, 3};
+      const TensorType t = inferType(op.kind, op.defaultAttrs(), ints);
+      CHECK(t.shape == Shape{2, 3});
+      if (op.has(kBoolResult)) CHECK(t.dtype == DType::Bool);
+      else if (op.has(kFloatOnly)) CHECK(isFloat(t.dtype));
+      else CHECK(t.dtype == DType::I32);
+      CHECK(op.layout == LayoutClass::Agnostic);
+    }
+    if (op.has(kCreation)) CHECK(op.maxInputs == 0);
+    if (op.fusion == FusionClass::Contraction) CHECK(op.layout == LayoutClass::LayoutDemanding);
+  }
 }
 
 TEST_CASE("runOp gives kernels' results exactly the type their rule predicts") {

@@ -1,0 +1,45 @@
+// runtime/OpTraits.h — the classes and flags a row of the operation table states.
+//
+// Passes and backends ask about these, never about operation names: the fusion pass
+// groups by FusionClass, the layout passes place conversions by LayoutClass, the
+// runtime's elementwise kernels instantiate only the element types an operation's flags
+// allow. Every row of runtime/Ops.h (and the elementwise rows of runtime/Elementwise.h)
+// fills them in.
+#pragma once
+
+#include <cstdint>
+
+namespace tsl {
+
+/// Flags of an operation (a bit set).
+enum OpTrait : uint32_t {
+  kCommutative = 1u << 0,   ///< operands may be swapped
+  kFloatOnly = 1u << 1,     ///< computes in floating point only: integer operands are
+                            ///< promoted to a float type, or refused, by its type rule
+  kBoolResult = 1u << 2,    ///< a predicate: its result is :bool, for operands of any dtype
+  kCreation = 1u << 3,      ///< makes a tensor from its attributes alone
+  kRandom = 1u << 4,        ///< a pure function of a key
+  kSideEffecting = 1u << 5, ///< must not be removed, merged or reordered
+};
+
+/// How an operation may be fused with its neighbours (the fuse pass's rules).
+enum class FusionClass : uint8_t {
+  Elementwise, ///< output element i depends on input elements i only (after broadcasting)
+  Injective,   ///< rearranges elements without arithmetic: each output element is one
+               ///< input element (reshape, transpose, broadcast-to, slice, concat...)
+  Reduction,   ///< combines elements along axes (sum, max, softmax's normalisation...)
+  Contraction, ///< a sum of products (matmul, conv2d, einsum): takes an elementwise epilogue
+  Opaque,      ///< none of these: runs as it is
+};
+
+/// How an operation relates to the physical layout of its operands (LANGUAGE.md §7).
+enum class LayoutClass : uint8_t {
+  Agnostic,        ///< works on any layout unchanged (elementwise, creation)
+  AxisSensitive,   ///< its attributes name axes: works on a layout once they are mapped
+  LayoutDemanding, ///< its kernel wants particular layouts (matmul, conv2d, reshape)
+};
+
+const char* fusionClassName(FusionClass c);
+const char* layoutClassName(LayoutClass c);
+
+} // namespace tsl
