@@ -1,15 +1,35 @@
 // eval/BuiltinsCompile.cpp — jit, jit-explain, ir, graph (LANGUAGE.md §6).
 #include "eval/Builtins.h"
 #include "eval/Compile.h"
+
+#include <algorithm>
 #include "ir/Graphviz.h"
+#include "compiler/Backend.h"
 #include "ir/Printer.h"
 
 namespace tsl::builtins {
 
 namespace {
 
-/// The targets `jit` knows, and those this build can run.
-constexpr const char* kTargets = ":interp (:cpu and :tc are planned)";
+/// The targets LANGUAGE.md §6 names; a build may lack some.
+bool knownTarget(const std::string& name) { return name == "cpu" || name == "tc" || name == "interp"; }
+
+std::string targetList() {
+  std::string out;
+  for (const std::string& t : compiler::targetNames()) out += cat(out.empty() ? "" : ", ", ":", t);
+  return out;
+}
+
+/// A :target option's value: a target this build has.
+std::string targetOption(const CallContext& cx, const Value& value, const char* who) {
+  if (!value.isKeyword()) badArgument(cx, 1, "a target keyword", value);
+  const std::string& target = value.keyword().name();
+  const auto& built = compiler::targetNames();
+  if (std::find(built.begin(), built.end(), target) != built.end()) return target;
+  if (knownTarget(target))
+    fail(ErrorKind::Value, who, ": target :", target, " is not available in this build; targets: ", targetList());
+  fail(ErrorKind::Value, who, ": unknown target :", target, "; targets: ", targetList());
+}
 
 /// A jit function's state, or nullptr if `fn` is not one.
 JitState* jitState(const Value& fn) {
@@ -59,14 +79,7 @@ void registerCompileBuiltins(Evaluator& evaluator) {
         staticArgs[i] = true;
       }
     }
-    std::string target = "interp";
-    if (const Value* t = kw.find("target")) {
-      if (!t->isKeyword()) badArgument(cx, 1, "a target keyword", *t);
-      target = t->keyword().name();
-    }
-    if (target == "cpu" || target == "tc")
-      fail(ErrorKind::Value, "jit: target :", target, " is not available in this build; targets: ", kTargets);
-    if (target != "interp") fail(ErrorKind::Value, "jit: unknown target :", target, "; targets: ", kTargets);
+    const std::string target = kw.find("target") ? targetOption(cx, *kw.find("target"), "jit") : defaultTarget();
     const Value inner = underlying(fn);
     auto state = std::make_shared<JitState>(inner, target, std::move(staticArgs));
     const std::string name = inner.isFunction() && !inner.function().name().empty() ? inner.function().name() : "fn";
@@ -85,7 +98,7 @@ void registerCompileBuiltins(Evaluator& evaluator) {
 
   evaluator.defineBuiltin("ir", 1, -1, [](CallContext& cx, Args args) -> Value {
     std::vector<std::pair<std::string, Value>> options;
-    const Args examples = trailingOptions(args, {"stage", "locations"}, options);
+    const Args examples = trailingOptions(args, {"stage", "locations", "target"}, options);
     const Value fn = underlying(callableArg(cx, args, 0));
     LowerOptions lower;
     ir::PrintOptions print{false};
@@ -95,6 +108,8 @@ void registerCompileBuiltins(Evaluator& evaluator) {
         if (stage != "raw" && stage != "optimized")
           fail(ErrorKind::Value, "ir :stage must be :raw (as lowered) or :optimized, got ", printValue(value, true));
         lower.optimize = stage == "optimized";
+      } else if (key == "target") {
+        lower.target = targetOption(cx, value, "ir");
       } else {
         print.locations = value.truthy();
       }
@@ -105,11 +120,13 @@ void registerCompileBuiltins(Evaluator& evaluator) {
 
   evaluator.defineBuiltin("graph", 1, -1, [](CallContext& cx, Args args) -> Value {
     std::vector<std::pair<std::string, Value>> options;
-    const Args examples = trailingOptions(args, {"stage"}, options);
+    const Args examples = trailingOptions(args, {"stage", "target"}, options);
     const Value fn = underlying(callableArg(cx, args, 0));
     LowerOptions lower;
-    for (const auto& [key, value] : options)
-      lower.optimize = !(value.isKeyword() && value.keyword().name() == "raw");
+    for (const auto& [key, value] : options) {
+      if (key == "target") lower.target = targetOption(cx, value, "graph");
+      else lower.optimize = !(value.isKeyword() && value.keyword().name() == "raw");
+    }
     const Lowered lowered = lowerFunction(cx.evaluator, fn, examples, cx.span, lower);
     return makeString(ir::printDot(*lowered.function));
   });

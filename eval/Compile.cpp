@@ -3,7 +3,8 @@
 
 #include "eval/Differentiate.h"
 
-#include "compiler/Interpreter.h"
+#include "compiler/Compiler.h"
+#include "runtime/Interrupt.h"
 #include "eval/Evaluator.h"
 #include "eval/Printer.h"
 #include "ir/Verifier.h"
@@ -64,21 +65,6 @@ ir::Type leafType(const Value& leaf) {
   return ir::Type::of(t.dtype(), t.shape());
 }
 
-/// Drops the functions `entry` no longer calls (derivatives inlined into it).
-void pruneFunctions(ir::Module& module, const ir::Function& entry) {
-  std::unordered_set<const ir::Function*> reached{&entry};
-  std::vector<const ir::Function*> work{&entry};
-  while (!work.empty()) {
-    const ir::Function* f = work.back();
-    work.pop_back();
-    ir::walk(f->body(), [&](ir::Operation& op) {
-      if (!op.code().is(ir::Structural::Call)) return;
-      if (const ir::Function* g = module.find(op.callee()); g && reached.insert(g).second) work.push_back(g);
-    });
-  }
-  module.removeFunctionsIf([&](const ir::Function& f) { return !reached.count(&f); });
-}
-
 /// A compiled function returns tensors and data; a function it made may hold traced
 /// values that exist only while compiling.
 void rejectFunctions(const TreeShape& shape, const Span& span) {
@@ -127,8 +113,11 @@ Lowered lowerImpl(Evaluator& evaluator, const Value& fn, Signature signature, co
   out.signature = std::move(signature);
   ir::verify(*out.module);
   if (options.optimize) {
-    optimize(evaluator, *out.module, options.pipeline ? *options.pipeline : ir::interpPipeline());
-    pruneFunctions(*out.module, function);
+    const std::string& target = options.target.empty() ? defaultTarget() : options.target;
+    CompileSwitches switches(evaluator);
+    if (options.pipeline) evaluator.compiler().runPasses(*out.module, *options.pipeline, switches.options);
+    else evaluator.compiler().optimize(*out.module, target, switches.options);
+    ir::pruneUnreachable(*out.module, function);
   }
   return out;
 }
@@ -321,16 +310,26 @@ Lowered lowerForTypes(Evaluator& evaluator, const Value& fn, const std::vector<i
   return lowerImpl(evaluator, fn, std::move(sig), span, options);
 }
 
-void optimize(Evaluator& evaluator, ir::Module& module, const std::vector<std::string>& pipeline) {
-  const CompileDebug& debug = evaluator.compileDebug();
-  ir::PassContext context;
-  context.verifyEach = debug.verifyEach;
-  context.printAfterAll = debug.printAfterAll;
-  context.printAfter = debug.printAfter;
-  context.timePasses = debug.timePasses;
-  context.out = debug.out;
-  ir::PassManager(pipeline).run(module, context);
-  if (debug.timePasses) ir::PassManager::reportTimings(context);
+const std::string& defaultTarget() { return compiler::targetNames().front(); }
+
+CompileSwitches::CompileSwitches(Evaluator& evaluator) : debug_(evaluator.compileDebug()) {
+  context.verifyEach = debug_.verifyEach;
+  context.printAfterAll = debug_.printAfterAll;
+  context.printAfter = debug_.printAfter;
+  context.timePasses = debug_.timePasses;
+  context.out = debug_.out;
+  options.context = &context;
+}
+
+CompileSwitches::~CompileSwitches() {
+  if (debug_.timePasses && !context.timings.empty()) ir::PassManager::reportTimings(context);
+}
+
+void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target) {
+  CompileSwitches switches(evaluator);
+  const std::string entry = lowered.function->name();
+  lowered.executable = evaluator.compiler().compile(std::move(lowered.module), entry, target, switches.options);
+  lowered.function = const_cast<ir::Function*>(&lowered.executable->entry());
 }
 
 void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types) {
@@ -367,11 +366,11 @@ Value Lowered::run(Evaluator& evaluator, Args args, const Span& span) const {
   inputs.reserve(signature.leaves.size() + hidden.size());
   signature.collectLeaves(args, inputs);
   inputs.insert(inputs.end(), hidden.begin(), hidden.end());
-  compiler::InterpretOptions options;
-  options.poll = [&] { evaluator.poll(span); };
+  TSL_ASSERT(executable, "running a lowered function that was not compiled");
   std::vector<Tensor> outputs;
   try {
-    outputs = compiler::interpret(*module, *function, inputs, options);
+    InterruptScope interruptible(&evaluator.interruptFlag());
+    outputs = executable->run(inputs);
   } catch (Error& e) {
     e.setSpanIfUnknown(span);
     throw;
@@ -401,7 +400,9 @@ const Lowered& JitState::version(Evaluator& evaluator, const Value& fn, Args arg
   LowerOptions options;
   options.staticArgs = staticArgs_;
   options.fix = fix_;
+  options.optimize = false; // the compiler runs the target's pipeline
   auto lowered = std::make_unique<Lowered>(lowerFunction(evaluator, fn, args, span, options));
+  compileLowered(evaluator, *lowered, target_);
   std::string fixed;
   if (!(lowered->signature == sig)) {
     // Lowering had to fix leaves by value: from now on they are part of every signature.

@@ -11,6 +11,7 @@
 // one compiled version per signature (JitState).
 #pragma once
 
+#include "compiler/Backend.h"
 #include "eval/Tracer.h"
 #include "ir/Pass.h"
 #include "tsl/CompileDebug.h"
@@ -54,24 +55,29 @@ struct Signature {
 
 /// A function lowered for one signature.
 struct Lowered {
-  std::unique_ptr<ir::Module> module;
-  ir::Function* function = nullptr;
+  std::unique_ptr<ir::Module> module; ///< as lowered, or optimised (null once compiled)
+  ir::Function* function = nullptr;   ///< the entry, in `module` or the executable's module
   Signature signature;
   std::vector<Tensor> hidden;  ///< large captured tensors, passed after the arguments
   TreeShape result;            ///< the result tree with its tensor leaves taken out
   std::vector<bool> weakResult; ///< result leaves that are weak literals in eager code
   std::string effect;           ///< an effectful builtin lowering called (it ran once), or empty
+  std::shared_ptr<compiler::Executable> executable; ///< set by compileLowered
 
-  /// Runs the function on the tensor leaves of `args` (which must have `signature`).
+  /// Runs the compiled function on the tensor leaves of `args` (of `signature`).
   Value run(Evaluator& evaluator, Args args, const Span& span) const;
 };
 
 struct LowerOptions {
-  bool optimize = true;                       ///< run the :interp pipeline
-  const std::vector<std::string>* pipeline = nullptr; ///< instead of the default one
-  std::vector<bool> staticArgs;               ///< arguments fixed by value (jit :static)
-  FixLevel fix = FixLevel::None;              ///< the level lowering starts at
+  bool optimize = true;                 ///< run the target's pipeline
+  std::string target;                   ///< whose pipeline; empty: the default target
+  const std::vector<std::string>* pipeline = nullptr; ///< instead of the target's one
+  std::vector<bool> staticArgs;         ///< arguments fixed by value (jit :static)
+  FixLevel fix = FixLevel::None;        ///< the level lowering starts at
 };
+
+/// The target `jit` and `ir` use when none is named: :cpu when this build has it.
+const std::string& defaultTarget();
 
 /// The names of a closure's parameters ("x", "p"), from its source; empty for builtins.
 std::vector<std::string> parameterNames(const Value& fn);
@@ -85,8 +91,24 @@ Lowered lowerFunction(Evaluator& evaluator, const Value& fn, Args args, const Sp
 Lowered lowerForTypes(Evaluator& evaluator, const Value& fn, const std::vector<ir::Type>& types,
                       const std::vector<std::string>& names, const Span& span, const LowerOptions& options = {});
 
-/// Runs the passes of `pipeline` with the engine's debugging switches.
-void optimize(Evaluator& evaluator, ir::Module& module, const std::vector<std::string>& pipeline);
+/// The engine's debugging switches as a compilation's options; reports pass timings when
+/// it goes, if asked to.
+class CompileSwitches {
+public:
+  explicit CompileSwitches(Evaluator& evaluator);
+  ~CompileSwitches();
+  CompileSwitches(const CompileSwitches&) = delete;
+  CompileSwitches& operator=(const CompileSwitches&) = delete;
+  ir::PassContext context;
+  compiler::CompileOptions options;
+
+private:
+  const CompileDebug& debug_;
+};
+
+/// Runs `target`'s pipeline on the lowered (unoptimised) module and compiles its entry;
+/// the executable then holds the module.
+void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target);
 
 /// Parses "x:f32[128,64],y:i64[128]" (names optional: "f32[2],i64") into names and types.
 void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types);
@@ -98,7 +120,7 @@ public:
       : fn_(std::move(fn)), target_(std::move(target)), staticArgs_(std::move(staticArgs)) {}
   /// Versions of functions given at each call (callWith): a derivative function's compiled
   /// versions, shared by every derivative builtin made for the same function.
-  JitState() : target_("interp") {}
+  JitState() : target_(defaultTarget()) {}
   const Value& function() const { return fn_; }
   const std::string& target() const { return target_; }
   /// Finds or compiles the version for `args` and runs it.

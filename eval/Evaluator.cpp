@@ -1,6 +1,7 @@
 // eval/Evaluator.cpp — running forms, calling functions, loading modules.
 #include "eval/Evaluator.h"
 
+#include "compiler/Compiler.h"
 #include "eval/Compile.h"
 
 #include "eval/Analyzer.h"
@@ -44,7 +45,9 @@ std::string arityText(int minArgs, int maxArgs) {
 
 } // namespace
 
-Evaluator::Evaluator(EngineOptions options) : options_(options), compileDebug_(std::make_unique<CompileDebug>()) {
+Evaluator::Evaluator(EngineOptions options)
+    : options_(options), compileDebug_(std::make_unique<CompileDebug>()),
+      compiler_(std::make_unique<compiler::Compiler>()) {
   core_ = std::make_unique<Namespace>("core", nullptr);
   user_ = std::make_unique<Namespace>("user", core_.get());
   core_->addAlias("core", core_.get());

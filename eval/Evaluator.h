@@ -22,6 +22,9 @@ namespace tsl {
 
 class Tracer;
 struct CompileDebug;
+namespace compiler {
+class Compiler;
+}
 
 /// The largest source file (or module, or standard input) TSL reads: 64 MiB.
 constexpr size_t kMaxSourceBytes = size_t(64) << 20;
@@ -124,6 +127,8 @@ public:
 
   /// The debugging switches every compilation obeys (eval/Compile.h).
   CompileDebug& compileDebug() { return *compileDebug_; }
+  /// The engine's compiler: its backends and compiled code (compiler/Compiler.h).
+  compiler::Compiler& compiler() { return *compiler_; }
 
   /// The tracer lowering the function being compiled, if any (eval/Tracer.h).
   Tracer* tracer() const { return tracer_; }
@@ -154,6 +159,7 @@ private:
   std::vector<SyntaxPtr> expansions_;
   Tracer* tracer_ = nullptr;
   std::unique_ptr<CompileDebug> compileDebug_;
+  std::unique_ptr<compiler::Compiler> compiler_;
   CallObserver callObserver_;
   DerivativeVersions derivativeVersions_;
   SourceManager sources_;

@@ -87,7 +87,9 @@ private:
       for (size_t i = 0; i < op.resultCount(); ++i) valueNode_[op.result(i)] = id;
       for (size_t r = 0; r < op.regions().size(); ++r) {
         const Block& inner = op.region(r).block();
-        const char* title = code.is(Structural::If) ? (r == 0 ? "then" : "else") : (r == 0 ? "before" : "do");
+        const char* title = code.is(Structural::If)      ? (r == 0 ? "then" : "else")
+                            : code.is(Structural::Fused) ? fusionClassName(fusionKind(op))
+                                                         : (r == 0 ? "before" : "do");
         out_ += cat(indent, "subgraph cluster_", next_++, " {\n", indent, "  label=\"", op.code().name(), " ", title,
                     "\"; style=dashed;\n");
         for (const auto& arg : inner.arguments()) {

@@ -1,6 +1,8 @@
 // ir/IR.cpp — IR construction, walking and cloning.
 #include "ir/IR.h"
 
+#include <unordered_set>
+
 #include <unordered_map>
 
 namespace tsl::ir {
@@ -18,6 +20,7 @@ const char* OpCode::name() const {
   case Structural::TapeNew: return "tape_new";
   case Structural::TapePush: return "tape_push";
   case Structural::TapePop: return "tape_pop";
+  case Structural::Fused: return "fused";
   }
   return "?";
 }
@@ -151,6 +154,32 @@ std::unordered_map<const Value*, int> countUses(const Block& block) {
     for (const Value* operand : op.operands()) ++uses[operand];
   });
   return uses;
+}
+
+void pruneUnreachable(Module& module, const Function& entry) {
+  std::unordered_set<const Function*> reached{&entry};
+  std::vector<const Function*> work{&entry};
+  while (!work.empty()) {
+    const Function* f = work.back();
+    work.pop_back();
+    walk(f->body(), [&](Operation& op) {
+      if (!op.code().is(Structural::Call)) return;
+      if (const Function* g = module.find(op.callee()); g && reached.insert(g).second) work.push_back(g);
+    });
+  }
+  module.removeFunctionsIf([&](const Function& f) { return !reached.count(&f); });
+}
+
+FusionClass fusionKind(const Operation& fused) {
+  FusionClass kind = FusionClass::Elementwise;
+  for (const auto& region : fused.regions())
+    for (const auto& op : region->block().ops()) {
+      if (!op->code().primitive) continue;
+      const FusionClass c = opInfo(op->code().kind).fusion;
+      if (c == FusionClass::Contraction) return c;
+      if (c == FusionClass::Reduction) kind = c;
+    }
+  return kind;
 }
 
 const Tensor* constantValue(const Value* v) {

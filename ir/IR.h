@@ -15,6 +15,11 @@
 //                               next carried values; when false they are the results
 //   call @f(%a, ...)            calls another function of the module
 //   yield, condition, return    terminators
+//   fused KIND (%a = %x, ...) {region}
+//                               one loop nest (or reduction, or contraction with its
+//                               epilogue) made by the fuse pass: its region sees only its
+//                               own arguments (bound to the operands) and yields the results;
+//                               KIND is derived from what the region holds (fusionKind)
 //   tape_new, tape_push %t, %v..., tape_pop %t
 //                               a stack of tensor tuples, handled by an i64 scalar: reverse-
 //                               mode autodiff records each iteration of a while on one and
@@ -34,7 +39,7 @@
 
 namespace tsl::ir {
 
-enum class Structural : uint8_t { Constant, If, While, Call, Yield, Condition, Return, TapeNew, TapePush, TapePop };
+enum class Structural : uint8_t { Constant, If, While, Call, Yield, Condition, Return, TapeNew, TapePush, TapePop, Fused };
 
 /// What an operation does: a structural operation or a primitive of the op table.
 struct OpCode {
@@ -170,6 +175,8 @@ private:
   std::unique_ptr<Block> block_;
 };
 
+struct MemoryPlan;
+
 class Function {
 public:
   Function(std::string name, Span span) : name_(std::move(name)), span_(span), body_(std::make_unique<Block>()) {}
@@ -180,10 +187,16 @@ public:
   /// Result types (the operands of the final return).
   std::vector<Type> resultTypes() const;
 
+  /// Where its values live (ir/MemoryPlan.h), once the plan-memory pass has run; null
+  /// before, and after any later change.
+  const std::shared_ptr<const MemoryPlan>& plan() const { return plan_; }
+  void setPlan(std::shared_ptr<const MemoryPlan> plan) { plan_ = std::move(plan); }
+
 private:
   std::string name_;
   Span span_;
   std::unique_ptr<Block> body_;
+  std::shared_ptr<const MemoryPlan> plan_;
 };
 
 class Module {
@@ -250,9 +263,16 @@ private:
 };
 /// Counts the uses of every value in a function (operands of operations anywhere in it).
 std::unordered_map<const Value*, int> countUses(const Block& block);
+/// Drops the functions `entry` does not call, directly or through others (derivative
+/// functions inlined into it).
+void pruneUnreachable(Module& module, const Function& entry);
 /// Whether `op` has no effects, looking into the functions it calls (tape operations are
 /// the IR's only effects).
 bool isPure(const Operation& op, const Module& module);
+
+/// What a `fused` operation's region holds: Contraction if it has a contraction, else
+/// Reduction if it has a reduction, else Elementwise (a loop nest).
+FusionClass fusionKind(const Operation& fused);
 
 /// The tensor a value holds when a constant defines it, else nullptr.
 const Tensor* constantValue(const Value* v);

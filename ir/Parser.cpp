@@ -578,6 +578,8 @@ private:
       region(op->addRegion());
     } else if (mnemonic == "while") {
       op = whileOp(block);
+    } else if (mnemonic == "fused") {
+      op = fusedOp(block);
     } else {
       const OpInfo* info = findOpByMnemonic(mnemonic);
       if (!info) lexer_.error(opToken, cat("unknown operation '", mnemonic, "'"));
@@ -596,7 +598,8 @@ private:
       op->setAttrs(std::move(attrs));
       for (const Type& t : types) op->addResult(t);
     }
-    if (!op->code().is(Structural::If) && !op->code().is(Structural::While)) op->setSpan(location());
+    if (!op->code().is(Structural::If) && !op->code().is(Structural::While) && !op->code().is(Structural::Fused))
+      op->setSpan(location());
     if (op->resultCount() != expectedResults)
       lexer_.error(opToken, cat(mnemonic, " has ", op->resultCount(), " results but ", expectedResults, " are named"));
     if (!results.empty()) {
@@ -658,6 +661,54 @@ private:
     if (index != results.size()) error("while: the after region needs one argument per result");
     region(after, false);
     popScope();
+    return op;
+  }
+
+  /// fused KIND (%a = %x, ...) : (types) -> (types) loc? { body }. KIND is what the body
+  /// holds (the printer derives it); it is read and not trusted.
+  Operation* fusedOp(Block& block) {
+    if (peek().kind != Tok::Ident) error(cat("expected the kind of fusion (elementwise, reduction, contraction)", describeHere()));
+    next();
+    expectPunct("(");
+    std::vector<Token> names;
+    std::vector<Value*> inputs;
+    while (!isPunct(")")) {
+      if (!names.empty()) expectPunct(",");
+      if (peek().kind != Tok::Value) error(cat("expected a region argument", describeHere()));
+      names.push_back(next());
+      expectPunct("=");
+      inputs.push_back(use());
+    }
+    next();
+    expectPunct(":");
+    expectPunct("(");
+    std::vector<Type> types;
+    if (!isPunct(")")) types = typeList();
+    expectPunct(")");
+    if (peek().kind != Tok::Arrow) error(cat("expected '->'", describeHere()));
+    next();
+    expectPunct("(");
+    std::vector<Type> results;
+    if (!isPunct(")")) results = typeList();
+    expectPunct(")");
+    if (types.size() != inputs.size()) error("fused: one type is needed per input");
+    Operation* op = block.append(std::make_unique<Operation>(OpCode::of(Structural::Fused), Span{}));
+    op->operands() = inputs;
+    for (const Type& t : results) op->addResult(t);
+    op->setSpan(location());
+    Region& body = op->addRegion();
+    // The region sees only its arguments: a fresh scope stack, not the enclosing one.
+    std::vector<std::unordered_map<std::string, Value*>> outer;
+    std::swap(outer, scopes_);
+    pushScope();
+    for (size_t i = 0; i < names.size(); ++i) define(names[i].text, body.block().addArgument(types[i]), names[i]);
+    try {
+      region(body, false);
+    } catch (...) {
+      std::swap(outer, scopes_);
+      throw;
+    }
+    std::swap(outer, scopes_);
     return op;
   }
 

@@ -33,14 +33,23 @@ public:
   virtual bool run(Module& module, PassContext& context) = 0;
 };
 
+/// Makes a fresh pass.
+using PassFactory = std::unique_ptr<Pass> (*)();
+
+/// Adds a pass to the registry, under its name. The generic passes of ir/ are there
+/// from the start; other layers (compiler/: fusion, memory planning, layouts) add theirs
+/// (compiler::registerPasses()), so every pass can be named by --print-ir-after, --pass
+/// and tsl-opt. Registering a name twice is an internal error.
+void registerPass(const std::string& name, PassFactory factory);
 /// A pass by name; nullptr for an unknown name.
 std::unique_ptr<Pass> createPass(std::string_view name);
-/// Every pass name, for help texts and errors.
+/// Every registered pass name, in registration order, for help texts and errors.
 std::vector<std::string> passNames();
 
-/// The pipeline `jit :interp` runs: inline calls, simplify algebra, fold constants,
-/// remove common subexpressions and dead code, check types.
-const std::vector<std::string>& interpPipeline();
+/// The target-independent clean-up every backend's pipeline starts with: inline calls,
+/// simplify algebra, fold constants, remove common subexpressions and dead code, check
+/// types. Backends (compiler/) own their pipelines; this is their common prefix.
+const std::vector<std::string>& optimizationPasses();
 
 class PassManager {
 public:

@@ -8,34 +8,53 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <mutex>
 
 namespace tsl::ir {
 
 namespace {
 
-const std::vector<std::pair<const char*, std::unique_ptr<Pass> (*)()>>& registry() {
-  static const std::vector<std::pair<const char*, std::unique_ptr<Pass> (*)()>> passes = {
-      {"infer-types", createInferTypesPass}, {"inline", createInlinePass}, {"fold-constants", createFoldConstantsPass},
-      {"simplify", createSimplifyPass},       {"cse", createCsePass},       {"dce", createDcePass},
-  };
-  return passes;
+struct Registry {
+  std::mutex mutex;
+  std::vector<std::pair<std::string, PassFactory>> passes;
+  Registry() {
+    passes = {{"infer-types", createInferTypesPass}, {"inline", createInlinePass},
+              {"fold-constants", createFoldConstantsPass}, {"simplify", createSimplifyPass},
+              {"cse", createCsePass}, {"dce", createDcePass}};
+  }
+};
+
+Registry& registry() {
+  static Registry instance;
+  return instance;
 }
 
 } // namespace
 
+void registerPass(const std::string& name, PassFactory factory) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto& [n, f] : r.passes) TSL_ASSERT(n != name, "the pass ", name, " is registered twice");
+  r.passes.emplace_back(name, factory);
+}
+
 std::unique_ptr<Pass> createPass(std::string_view name) {
-  for (const auto& [n, factory] : registry())
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto& [n, factory] : r.passes)
     if (name == n) return factory();
   return nullptr;
 }
 
 std::vector<std::string> passNames() {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
   std::vector<std::string> names;
-  for (const auto& [n, factory] : registry()) names.emplace_back(n);
+  for (const auto& [n, factory] : r.passes) names.push_back(n);
   return names;
 }
 
-const std::vector<std::string>& interpPipeline() {
+const std::vector<std::string>& optimizationPasses() {
   static const std::vector<std::string> pipeline = {"inline", "simplify", "fold-constants", "cse",
                                                     "simplify", "dce",      "infer-types"};
   return pipeline;
@@ -58,7 +77,11 @@ bool PassManager::run(Module& module, PassContext& context) {
   bool changed = false;
   for (const auto& pass : passes_) {
     const auto start = std::chrono::steady_clock::now();
-    changed |= pass->run(module, context);
+    const bool passChanged = pass->run(module, context);
+    changed |= passChanged;
+    // A memory plan describes the function as it was planned: a change makes it stale.
+    if (passChanged && pass->name() != std::string_view("plan-memory"))
+      for (const auto& f : module.functions()) f->setPlan(nullptr);
     if (context.timePasses)
       context.timings.emplace_back(pass->name(),
                                    std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -29,6 +29,57 @@ bool validName(const std::string& name) {
 }
 
 
+} // namespace
+
+ValueNames valueNames(const Function& f) {
+  // Source names where they are valid (the first value of a name keeps it, later ones
+  // get `.1`, `.2` — a loop variable named like the parameter it starts from); numbers
+  // otherwise.
+  ValueNames out;
+  std::vector<const Value*> all;
+  auto visit = [&](const Value* v) { all.push_back(v); };
+  for (const auto& arg : f.body().arguments()) visit(arg.get());
+  walk(const_cast<Block&>(f.body()), [&](Operation& op) {
+    for (const auto& region : op.regions())
+      for (const auto& arg : region->block().arguments()) visit(arg.get());
+    if (op.resultCount() == 1) visit(op.result());
+  });
+  std::set<std::string> used;
+  std::unordered_map<std::string, int> nextSuffix; // per name, the next suffix to try
+  for (const Value* v : all) {
+    if (!validName(v->name())) continue;
+    std::string name = v->name();
+    if (used.count(name)) {
+      int& k = nextSuffix[v->name()];
+      do name = cat(v->name(), ".", ++k);
+      while (used.count(name));
+    }
+    out.names[v] = "%" + name;
+    used.insert(name);
+  }
+  int next = 0;
+  auto fresh = [&] {
+    while (used.count(std::to_string(next))) ++next;
+    return std::to_string(next++);
+  };
+  for (const auto& arg : f.body().arguments())
+    if (!out.names.count(arg.get())) out.names[arg.get()] = "%" + fresh();
+  walk(const_cast<Block&>(f.body()), [&](Operation& op) {
+    for (const auto& region : op.regions())
+      for (const auto& arg : region->block().arguments())
+        if (!out.names.count(arg.get())) out.names[arg.get()] = "%" + fresh();
+    if (op.resultCount() == 1 && !out.names.count(op.result())) out.names[op.result()] = "%" + fresh();
+    if (op.resultCount() > 1) {
+      const std::string base = "%" + fresh();
+      for (size_t i = 0; i < op.resultCount(); ++i) out.names[op.result(i)] = cat(base, "#", i);
+      out.groups[&op] = base;
+    }
+  });
+  return out;
+}
+
+namespace {
+
 class FunctionPrinter {
 public:
   FunctionPrinter(const Function& f, const PrintOptions& options) : f_(f), options_(options) {}
@@ -51,49 +102,10 @@ public:
   }
 
 private:
-  /// Source names where they are valid (the first value of a name keeps it, later ones
-  /// get `.1`, `.2` — a loop variable named like the parameter it starts from); numbers
-  /// otherwise.
   void nameValues() {
-    std::vector<const Value*> all;
-    auto visit = [&](const Value* v) { all.push_back(v); };
-    for (const auto& arg : f_.body().arguments()) visit(arg.get());
-    walk(const_cast<Block&>(f_.body()), [&](Operation& op) {
-      for (const auto& region : op.regions())
-        for (const auto& arg : region->block().arguments()) visit(arg.get());
-      if (op.resultCount() == 1) visit(op.result());
-    });
-    std::set<std::string> used;
-    std::unordered_map<std::string, int> nextSuffix; // per name, the next suffix to try
-    for (const Value* v : all) {
-      if (!validName(v->name())) continue;
-      std::string name = v->name();
-      if (used.count(name)) {
-        int& k = nextSuffix[v->name()];
-        do name = cat(v->name(), ".", ++k);
-        while (used.count(name));
-      }
-      names_[v] = "%" + name;
-      used.insert(name);
-    }
-    int next = 0;
-    auto fresh = [&] {
-      while (used.count(std::to_string(next))) ++next;
-      return std::to_string(next++);
-    };
-    for (const auto& arg : f_.body().arguments())
-      if (!names_.count(arg.get())) names_[arg.get()] = "%" + fresh();
-    walk(const_cast<Block&>(f_.body()), [&](Operation& op) {
-      for (const auto& region : op.regions())
-        for (const auto& arg : region->block().arguments())
-          if (!names_.count(arg.get())) names_[arg.get()] = "%" + fresh();
-      if (op.resultCount() == 1 && !names_.count(op.result())) names_[op.result()] = "%" + fresh();
-      if (op.resultCount() > 1) {
-        const std::string base = "%" + fresh();
-        for (size_t i = 0; i < op.resultCount(); ++i) names_[op.result(i)] = cat(base, "#", i);
-        groups_[&op] = base;
-      }
-    });
+    ValueNames all = valueNames(f_);
+    names_ = std::move(all.names);
+    groups_ = std::move(all.groups);
   }
 
   const std::string& name(const Value* v) {
@@ -171,6 +183,18 @@ private:
       block(op.region(1).block(), depth + 1, out);
       out += indent + "}\n";
       return;
+    case Structural::Fused: {
+      const Block& body = op.region(0).block();
+      out += cat("fused ", fusionClassName(fusionKind(op)), " (");
+      for (size_t i = 0; i < op.operands().size(); ++i)
+        out += cat(i ? ", " : "", name(body.argument(i)), " = ", name(op.operand(i)));
+      out += ") : (";
+      for (size_t i = 0; i < op.operands().size(); ++i) out += cat(i ? ", " : "", op.operand(i)->type().str());
+      out += ") -> (" + resultTypes(op) + ")" + location(op.span()) + " {\n";
+      block(body, depth + 1, out);
+      out += indent + "}\n";
+      return;
+    }
     case Structural::While: {
       const Block& before = op.region(0).block();
       const Block& after = op.region(1).block();

@@ -26,6 +26,7 @@
 #include "ir/IR.h"
 
 #include <string>
+#include <unordered_map>
 
 namespace tsl::ir {
 
@@ -35,6 +36,14 @@ struct PrintOptions {
 
 std::string printModule(const Module& module, const PrintOptions& options = {});
 std::string printFunction(const Function& function, const PrintOptions& options = {});
+
+/// The names the printer gives a function's values ("%x", "%3", "%4#1" for the second
+/// result of a multi-result operation, whose group is "%4").
+struct ValueNames {
+  std::unordered_map<const Value*, std::string> names;
+  std::unordered_map<const Operation*, std::string> groups;
+};
+ValueNames valueNames(const Function& function);
 
 /// A name the text form accepts for a value or function: other characters become `_`
 /// (log-softmax -> log_softmax) and a leading digit gets a `v` in front.

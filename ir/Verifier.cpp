@@ -136,6 +136,29 @@ private:
       block(after, Structural::Yield, &carried, f);
       return;
     }
+    case Structural::Fused: {
+      if (op.regions().size() != 1) fail(op, "has one region");
+      const Block& body = op.region(0).block();
+      std::vector<Type> args, results;
+      for (const auto& a : body.arguments()) args.push_back(a->type());
+      for (size_t i = 0; i < op.resultCount(); ++i) results.push_back(op.result(i)->type());
+      if (args != typesOf(op.operands())) fail(op, "its region's arguments must have its inputs' types");
+      if (op.resultCount() == 0) fail(op, "has at least one result");
+      for (const auto& inner : body.ops())
+        if (!inner->code().primitive && !inner->code().is(Structural::Constant) && !inner->code().is(Structural::Yield))
+          fail(*inner, "a fused region holds only primitives and constants");
+      // Isolated: the region sees its arguments and nothing of the enclosing function.
+      std::unordered_set<const Value*> outer;
+      std::swap(outer, visible_);
+      try {
+        block(body, Structural::Yield, &results, f);
+      } catch (...) {
+        std::swap(outer, visible_);
+        throw;
+      }
+      std::swap(outer, visible_);
+      return;
+    }
     case Structural::TapeNew:
     case Structural::TapePush:
     case Structural::TapePop: {

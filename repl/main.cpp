@@ -9,6 +9,7 @@
 // Everything runs on a thread with a large stack so that the call-depth limit (10 000 by
 // default, --max-depth N), not the native stack, is what deep recursion meets.
 #include "eval/Evaluator.h"
+#include "compiler/Backend.h"
 #include "ir/Pass.h"
 #include "parser/Diagnostics.h"
 #include "runtime/Io.h"
@@ -277,7 +278,7 @@ int main(int argc, char** argv) {
     };
     std::string text;
     if (value("--print-ir-after", text)) {
-      const std::vector<std::string> names = tsl::ir::passNames();
+      const std::vector<std::string> names = tsl::compiler::passNames();
       if (std::find(names.begin(), names.end(), text) == names.end()) {
         std::cerr << "tsl: unknown pass '" << text << "' (passes:";
         for (const std::string& n : names) std::cerr << " " << n;

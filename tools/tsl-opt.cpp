@@ -1,13 +1,15 @@
 // tools/tsl-opt.cpp — IR text in, passes run, IR text out (the golden tests' driver).
 //
-//   tsl-opt FILE.ir [--pass=NAME ...] [--pipeline=interp] [--verify-each]
+//   tsl-opt FILE.ir [--pass=NAME ...] [--pipeline=TARGET] [--verify-each]
 //           [--print-ir-after=NAME] [--print-ir-after-all] [--no-locations] [--emit=graph]
 //
 // Reads a module (FILE - reads standard input), verifies it, runs the passes in the order
-// given (or the :interp pipeline), verifies again and prints the result. Errors — in the
+// given (or a target's pipeline), verifies again and prints the result. Errors — in the
 // text, from the verifier, an unknown pass — go to stderr as file:line:col: kind error:
 // message with exit status 1.
+#include "compiler/Backend.h"
 #include "ir/Graphviz.h"
+#include "ir/MemoryPlan.h"
 #include "ir/Parser.h"
 #include "ir/Pass.h"
 #include "ir/Printer.h"
@@ -22,7 +24,8 @@ namespace {
 
 const char* kUsage = R"(usage: tsl-opt FILE.ir [options]
   --pass=NAME             run pass NAME (repeatable, in order)
-  --pipeline=interp       run the pipeline of jit :interp
+  --pipeline=TARGET       run the pipeline of jit :TARGET (interp, cpu)
+  --print-memory-plan     print each function's memory plan after the passes (to stdout)
   --verify-each           verify after every pass
   --print-ir-after=NAME   print the IR after pass NAME (to stderr)
   --print-ir-after-all    print the IR after every pass (to stderr)
@@ -44,7 +47,8 @@ int main(int argc, char** argv) {
   std::string file;
   std::vector<std::string> pipeline;
   tsl::ir::PassContext context;
-  bool locations = true, graph = false;
+  bool locations = true, graph = false, memoryPlan = false;
+  tsl::compiler::registerPasses();
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -52,7 +56,14 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (arg.starts_with("--pass=")) pipeline.push_back(arg.substr(7));
-    else if (arg == "--pipeline=interp") pipeline.insert(pipeline.end(), tsl::ir::interpPipeline().begin(), tsl::ir::interpPipeline().end());
+    else if (arg.starts_with("--pipeline=")) {
+      const std::unique_ptr<tsl::compiler::Backend> backend = tsl::compiler::makeBackend(arg.substr(11));
+      if (!backend) {
+        std::cerr << "tsl-opt: no target '" << arg.substr(11) << "'\n";
+        return 2;
+      }
+      pipeline.insert(pipeline.end(), backend->pipeline().begin(), backend->pipeline().end());
+    } else if (arg == "--print-memory-plan") memoryPlan = true;
     else if (arg == "--verify-each") context.verifyEach = true;
     else if (arg.starts_with("--print-ir-after=")) context.printAfter.insert(arg.substr(17));
     else if (arg == "--print-ir-after-all") context.printAfterAll = true;
@@ -92,6 +103,9 @@ int main(int argc, char** argv) {
     } else {
       std::cout << tsl::ir::printModule(*module, {locations});
     }
+    if (memoryPlan)
+      for (const auto& f : module->functions())
+        if (f->plan()) std::cout << f->plan()->str(*f);
   } catch (const tsl::Error& e) {
     std::cerr << describe(e, file);
     return 1;

@@ -104,12 +104,15 @@ void installDifferential(Evaluator& evaluator, std::ostringstream& output, Diffe
       return;
     }
     try {
-      const Lowered lowered = lowerFunction(evaluator, fn, args, span);
+      LowerOptions options;
+      options.optimize = false;
+      Lowered lowered = lowerFunction(evaluator, fn, args, span, options);
       if (!lowered.effect.empty()) {
         ++stats.impure;
         restore();
         return;
       }
+      compileLowered(evaluator, lowered, "interp");
       const Value compiled = lowered.run(evaluator, args, span);
       const std::string why = compareResults(result, compiled);
       if (!why.empty()) stats.failures.push_back(cat(where, "jit :interp differs from eager: ", why));

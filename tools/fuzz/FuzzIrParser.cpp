@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     tsl::ir::PassContext context;
     context.verifyEach = true;
-    tsl::ir::PassManager(tsl::ir::interpPipeline()).run(*module, context);
+    tsl::ir::PassManager(tsl::ir::optimizationPasses()).run(*module, context);
   } catch (const tsl::Error& e) {
     // Passes may meet an op they cannot fold (a value error); broken IR is a bug.
     if (e.kind() == tsl::ErrorKind::Internal) std::abort();

@@ -1,7 +1,7 @@
 // tests/unit/ir/DepthTest.cpp — deep nesting and deep recursion end in errors, not crashes.
 #include "IrTestSupport.h"
 
-#include "compiler/Interpreter.h"
+#include "compiler/interp/IrRunner.h"
 #include "ir/Graphviz.h"
 #include "ir/Pass.h"
 
@@ -30,9 +30,9 @@ TEST_CASE("deeply nested regions parse, print, verify and run") {
     CHECK(countOps(*m->functions()[0]) == 3 * depth + 1);
     const std::string printed = printModule(*m);
     CHECK_NOTHROW(parseModule(printed));
-    CHECK(compiler::interpret(*m, *m->functions()[0], std::vector<Tensor>{Tensor::ofBool(true)}).empty());
+    CHECK(compiler::runIr(*m, *m->functions()[0], std::vector<Tensor>{Tensor::ofBool(true)}).empty());
     PassContext context;
-    CHECK_NOTHROW(PassManager(interpPipeline()).run(*m, context));
+    CHECK_NOTHROW(PassManager(optimizationPasses()).run(*m, context));
     CHECK_NOTHROW(printDot(*m->functions()[0]));
   }
 }
@@ -50,7 +50,7 @@ TEST_CASE("nesting too deep for the native stack is an error in every stage, nev
     errorFrom([&] { printModule(*m); });
     errorFrom([&] { verify(*m); });
     errorFrom([&] { printDot(f); });
-    errorFrom([&] { compiler::interpret(*m, f, std::vector<Tensor>{Tensor::ofBool(true)}); });
+    errorFrom([&] { compiler::runIr(*m, f, std::vector<Tensor>{Tensor::ofBool(true)}); });
     for (const std::string& name : passNames()) {
       PassContext context;
       errorFrom([&] { createPass(name)->run(*m, context); });
@@ -79,8 +79,8 @@ TEST_CASE("a recursion too deep for the native stack is an error") {
 }
 )";
   std::unique_ptr<Module> m = parseModule(text);
-  CHECK(compiler::interpret(*m, *m->find("down"), std::vector<Tensor>{Tensor::ofInt(1000, DType::I64)})[0].toInt() == 1000);
-  const auto e = errorFrom([&] { compiler::interpret(*m, *m->find("down"), std::vector<Tensor>{Tensor::ofInt(100000000, DType::I64)}); });
+  CHECK(compiler::runIr(*m, *m->find("down"), std::vector<Tensor>{Tensor::ofInt(1000, DType::I64)})[0].toInt() == 1000);
+  const auto e = errorFrom([&] { compiler::runIr(*m, *m->find("down"), std::vector<Tensor>{Tensor::ofInt(100000000, DType::I64)}); });
   REQUIRE(e);
   CHECK(e->message() == "stack depth exceeded");
 }

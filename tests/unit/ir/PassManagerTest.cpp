@@ -22,7 +22,7 @@ TEST_CASE("the pass manager knows the passes, rejects unknown names and verifies
   CHECK(e->kind() == ErrorKind::Value);
   CHECK(e->message().find("unknown pass 'licm'") != std::string::npos);
   CHECK(e->message().find("fold-constants") != std::string::npos);
-  CHECK_NOTHROW(PassManager{interpPipeline()});
+  CHECK_NOTHROW(PassManager{optimizationPasses()});
 
   // A module with a wrong result type that dce does not touch: verifyEach catches it.
   const char* broken = "func @f(%x: f32) -> (i64) {\n  %0 = neg %x : i64\n  return %0\n}\n";
@@ -69,9 +69,9 @@ func @f(%x: f32[4]) -> (f32[4]) {
   return %4
 }
 )";
-  const PassResult r = runPasses(text, interpPipeline());
+  const PassResult r = runPasses(text, optimizationPasses());
   CHECK_FALSE(contains(r.text.substr(r.text.find("func @f(")), "call"));
   CHECK(occurrences(r.text.substr(r.text.find("func @f(")), " = mul ") == 1);
   CHECK(contains(r.text, "constant dense<[2.0, 4.0, 6.0, 8.0]> : f32[4]"));
-  checkSameResults(text, interpPipeline(), {tensorOf({0.5, -1, 2, 3}, Shape{4}, DType::F32)});
+  checkSameResults(text, optimizationPasses(), {tensorOf({0.5, -1, 2, 3}, Shape{4}, DType::F32)});
 }

@@ -3,7 +3,7 @@
 
 #include "IrTestSupport.h"
 
-#include "compiler/Interpreter.h"
+#include "compiler/interp/IrRunner.h"
 #include "ir/Pass.h"
 
 namespace tsl::ir::test {
@@ -31,8 +31,8 @@ inline void checkSameResults(const std::string& text, const std::vector<std::str
   std::unique_ptr<Module> after = parseModule(text);
   PassContext context;
   PassManager(pipeline).run(*after, context);
-  const auto a = compiler::interpret(*before, *before->find("f"), args);
-  const auto b = compiler::interpret(*after, *after->find("f"), args);
+  const auto a = compiler::runIr(*before, *before->find("f"), args);
+  const auto b = compiler::runIr(*after, *after->find("f"), args);
   REQUIRE(a.size() == b.size());
   for (size_t i = 0; i < a.size(); ++i) {
     CAPTURE(i);

@@ -178,8 +178,8 @@ func @f(%n: i64, %c: bool) -> (i64) {
   std::unique_ptr<Module> m = parseModule(text);
   PassContext context;
   PassManager({"inline"}).run(*m, context);
-  CHECK(compiler::interpret(*m, *m->find("f"), std::vector<Tensor>{Tensor::ofInt(5, DType::I64), Tensor::ofBool(true)})[0].toInt() == 126);
-  CHECK(compiler::interpret(*m, *m->find("f"), std::vector<Tensor>{Tensor::ofInt(5, DType::I64), Tensor::ofBool(false)})[0].toInt() == 240);
+  CHECK(compiler::runIr(*m, *m->find("f"), std::vector<Tensor>{Tensor::ofInt(5, DType::I64), Tensor::ofBool(true)})[0].toInt() == 126);
+  CHECK(compiler::runIr(*m, *m->find("f"), std::vector<Tensor>{Tensor::ofInt(5, DType::I64), Tensor::ofBool(false)})[0].toInt() == 240);
 }
 
 TEST_CASE("fold-constants computes small constant expressions and an if on a constant") {

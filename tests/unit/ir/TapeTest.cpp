@@ -3,7 +3,7 @@
 // and, being side effects, survive dce and cse.
 #include "IrTestSupport.h"
 
-#include "compiler/Interpreter.h"
+#include "compiler/interp/IrRunner.h"
 #include "ir/Pass.h"
 
 using namespace tsl;
@@ -52,7 +52,7 @@ const char* kReverse = R"(func @f(%n: i64) -> (i64) {
 )";
 
 std::vector<Tensor> runF(const Module& m, const std::vector<Tensor>& args) {
-  return compiler::interpret(m, *m.find("f"), args);
+  return compiler::runIr(m, *m.find("f"), args);
 }
 
 } // namespace
@@ -130,7 +130,7 @@ TEST_CASE("dce keeps tape operations whose results are unused, and cse never mer
   // A loop that records on a tape is not pure either: the pipeline keeps the recording
   // and the replay gives the same answer.
   std::unique_ptr<Module> r = parseModule(kReverse);
-  PassManager(interpPipeline()).run(*r, context);
+  PassManager(optimizationPasses()).run(*r, context);
   REQUIRE_NOTHROW(verify(*r));
   CHECK(runF(*r, {Tensor::ofInt(4, DType::I64)})[0].toInt() == 4321);
 }

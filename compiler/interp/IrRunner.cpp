@@ -1,6 +1,8 @@
-// compiler/Interpreter.cpp — walking IR blocks over tensors.
-#include "compiler/Interpreter.h"
+// compiler/interp/IrRunner.cpp — walking IR blocks over tensors.
+#include "compiler/interp/IrRunner.h"
 
+#include "ir/MemoryPlan.h"
+#include "runtime/Interrupt.h"
 #include "tsl/StackGuard.h"
 
 #include <map>
@@ -17,7 +19,7 @@ using ir::Structural;
 
 class Machine {
 public:
-  Machine(const ir::Module& module, const InterpretOptions& options) : module_(module), options_(options) {}
+  Machine(const ir::Module& module, const RunOptions& options) : module_(module), options_(options) {}
 
   std::vector<Tensor> call(const ir::Function& f, std::span<const Tensor> args) {
     checkStack();
@@ -30,7 +32,7 @@ public:
       checkArgument(f, i, params[i]->type(), args[i], symbols);
       env[params[i].get()] = args[i];
     }
-    return block(f.body(), env);
+    return block(f.body(), env, f.plan().get());
   }
 
 private:
@@ -54,21 +56,27 @@ private:
   }
 
   /// Runs a block; returns the operands of its terminator.
-  std::vector<Tensor> block(const Block& b, Env& env) {
-    // Last use of each value in this block (an operation with regions counts as using
-    // everything its regions use).
-    // Only values this block defines are released here: an enclosing block's values may
-    // be needed again (the next iteration of a while runs this block again).
-    std::unordered_map<const ir::Value*, const Operation*> lastUse;
-    std::unordered_set<const ir::Value*> local;
-    for (const auto& arg : b.arguments()) local.insert(arg.get());
-    for (const auto& op : b.ops()) {
-      for (size_t i = 0; i < op->resultCount(); ++i) local.insert(op->result(i));
-      for (const ir::Value* v : op->operands()) lastUse[v] = op.get();
-      for (const auto& region : op->regions())
-        ir::walk(region->block(), [&](Operation& inner) {
-          for (const ir::Value* v : inner.operands()) lastUse[v] = op.get();
-        });
+  std::vector<Tensor> block(const Block& b, Env& env, const ir::MemoryPlan* plan) {
+    // Without a plan (IR straight from the parser), the last use of each value of this
+    // block is found here (an operation with regions counts as using everything its
+    // regions use). Only values this block defines are released: an enclosing block's
+    // values may be needed again (the next iteration of a while runs this block again).
+    std::unordered_map<const Operation*, std::vector<const ir::Value*>> computed;
+    const auto* releases = plan ? &plan->releasedAfter : &computed;
+    if (!plan) {
+      std::unordered_map<const ir::Value*, const Operation*> lastUse;
+      std::unordered_set<const ir::Value*> local;
+      for (const auto& arg : b.arguments()) local.insert(arg.get());
+      for (const auto& op : b.ops()) {
+        for (size_t i = 0; i < op->resultCount(); ++i) local.insert(op->result(i));
+        for (const ir::Value* v : op->operands()) lastUse[v] = op.get();
+        for (const auto& region : op->regions())
+          ir::walk(region->block(), [&](Operation& inner) {
+            for (const ir::Value* v : inner.operands()) lastUse[v] = op.get();
+          });
+      }
+      for (const auto& [v, op] : lastUse)
+        if (local.count(v)) computed[op].push_back(v);
     }
     for (const auto& op : b.ops()) {
       if (op->code().isTerminator()) {
@@ -76,10 +84,10 @@ private:
         for (const ir::Value* v : op->operands()) out.push_back(lookup(env, v, *op));
         return out;
       }
-      operation(*op, env);
-      // Release what this operation used for the last time (block arguments included).
-      for (const ir::Value* v : op->operands())
-        if (lastUse[v] == op.get() && local.count(v)) env.erase(v);
+      operation(*op, env, plan);
+      // Release what this operation used for the last time.
+      if (auto found = releases->find(op.get()); found != releases->end())
+        for (const ir::Value* v : found->second) env.erase(v);
     }
     fail(ErrorKind::Internal, "a block without a terminator");
   }
@@ -91,7 +99,7 @@ private:
     return it->second;
   }
 
-  void operation(const Operation& op, Env& env) {
+  void operation(const Operation& op, Env& env, const ir::MemoryPlan* plan) {
     const ir::OpCode code = op.code();
     std::vector<Tensor> inputs;
     inputs.reserve(op.operands().size());
@@ -112,7 +120,7 @@ private:
       }
       case Structural::If: {
         const Block& branch = op.region(inputs[0].isNonZero() ? 0 : 1).block();
-        const std::vector<Tensor> results = block(branch, env);
+        const std::vector<Tensor> results = block(branch, env, plan);
         for (size_t i = 0; i < op.resultCount(); ++i) env[op.result(i)] = results[i];
         return;
       }
@@ -122,8 +130,9 @@ private:
         std::vector<Tensor> carried = std::move(inputs);
         for (;;) {
           if (options_.poll) options_.poll();
+          checkInterrupt();
           for (size_t i = 0; i < carried.size(); ++i) env[before.argument(i)] = carried[i];
-          std::vector<Tensor> forwarded = block(before, env);
+          std::vector<Tensor> forwarded = block(before, env, plan);
           const bool more = forwarded[0].isNonZero();
           forwarded.erase(forwarded.begin());
           if (!more) {
@@ -131,8 +140,16 @@ private:
             return;
           }
           for (size_t i = 0; i < forwarded.size(); ++i) env[after.argument(i)] = forwarded[i];
-          carried = block(after, env);
+          carried = block(after, env, plan);
         }
+      }
+      case Structural::Fused: {
+        const Block& body = op.region(0).block();
+        for (size_t i = 0; i < inputs.size(); ++i) env[body.argument(i)] = inputs[i];
+        const std::vector<Tensor> results = block(body, env, plan);
+        for (size_t i = 0; i < op.resultCount(); ++i) env[op.result(i)] = results[i];
+        for (const auto& arg : body.arguments()) env.erase(arg.get());
+        return;
       }
       case Structural::TapeNew:
         tapes_.emplace_back();
@@ -170,14 +187,14 @@ private:
   }
 
   const ir::Module& module_;
-  const InterpretOptions& options_;
+  const RunOptions& options_;
   std::vector<std::vector<std::vector<Tensor>>> tapes_; ///< tape_new's stacks, by handle
 };
 
 } // namespace
 
-std::vector<Tensor> interpret(const ir::Module& module, const ir::Function& function, std::span<const Tensor> args,
-                              const InterpretOptions& options) {
+std::vector<Tensor> runIr(const ir::Module& module, const ir::Function& function, std::span<const Tensor> args,
+                          const RunOptions& options) {
   return Machine(module, options).call(function, args);
 }
 

@@ -1,8 +1,8 @@
-// tests/unit/ir/InterpreterTest.cpp — compiler::interpret runs IR text; results are
+// tests/unit/ir/IrRunnerTest.cpp — compiler::interpret runs IR text; results are
 // checked against values computed here with plain loops or known answers.
 #include "IrTestSupport.h"
 
-#include "compiler/Interpreter.h"
+#include "compiler/interp/IrRunner.h"
 
 #include <cmath>
 
@@ -14,16 +14,16 @@ namespace {
 
 /// Parses and verifies `text`, then runs its function `name` on `args`.
 std::vector<Tensor> run(const std::string& text, const std::string& name, const std::vector<Tensor>& args,
-                        const compiler::InterpretOptions& options = {}) {
+                        const compiler::RunOptions& options = {}) {
   std::unique_ptr<Module> m = parseModule(text, "interp.ir");
   verify(*m, ErrorKind::Syntax);
   const Function* f = m->find(name);
   REQUIRE(f);
-  return compiler::interpret(*m, *f, args, options);
+  return compiler::runIr(*m, *f, args, options);
 }
 
 Error runError(const std::string& text, const std::string& name, const std::vector<Tensor>& args,
-               const compiler::InterpretOptions& options = {}) {
+               const compiler::RunOptions& options = {}) {
   const auto e = errorFrom([&] { run(text, name, args, options); });
   REQUIRE_MESSAGE(e, "the function ran");
   return *e;
@@ -323,7 +323,7 @@ func @mm(%a: f32[n,k], %b: f32[k,m]) -> (f32[n,m]) {
 
 TEST_CASE("the poll hook runs in every iteration and can stop an endless loop") {
   int polls = 0;
-  compiler::InterpretOptions counting;
+  compiler::RunOptions counting;
   counting.poll = [&] { ++polls; };
   CHECK(run(kFactorial, "fact", {Tensor::ofInt(10, DType::I64)}, counting)[0].toInt() == 3628800);
   CHECK(polls >= 10);
@@ -339,7 +339,7 @@ TEST_CASE("the poll hook runs in every iteration and can stop an endless loop") 
 }
 )";
   polls = 0;
-  compiler::InterpretOptions stopping;
+  compiler::RunOptions stopping;
   stopping.poll = [&] {
     if (++polls == 1000) throw Error(ErrorKind::Runtime, "interrupted");
   };

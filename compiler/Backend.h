@@ -1,0 +1,80 @@
+// compiler/Backend.h — the seam between the compiler and its targets.
+//
+// A Backend is a target (`:interp`, `:cpu`; `:tc` later): it has a name, the pipeline of
+// passes it runs on a module, a lowering table saying how it runs each operation, and it
+// compiles an optimised module into an Executable that runs and can be inspected. The
+// evaluator never sees a backend directly: it hands modules to compiler::Compiler
+// (compiler/Compiler.h), which owns an engine's backends and their compiled code.
+#pragma once
+
+#include "ir/IR.h"
+#include "ir/Pass.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tsl::compiler {
+
+/// How a backend runs one operation (its lowering table's entry for the operation).
+enum class Lowering : uint8_t {
+  Native,        ///< generated code (or, on :interp, the operation's eager kernel)
+  RuntimeKernel, ///< a call of a typed runtime function through the C ABI
+  GenericKernel, ///< the operation's eager kernel called through the generic C ABI
+                 ///< (--print-fallbacks lists these; ahead-of-time libraries cannot use them)
+};
+const char* loweringName(Lowering lowering);
+
+/// What a compilation is asked for beyond the module.
+struct CompileOptions {
+  int optLevel = 2;         ///< 0 to 3: LLVM's optimisation level on :cpu
+  std::string cpu;          ///< the CPU to generate code for; empty: this machine's
+  ir::PassContext* context = nullptr; ///< printing, verification and timings (may be null)
+};
+
+/// Compiled code for one function of a module.
+class Executable {
+public:
+  virtual ~Executable() = default;
+  /// The optimised module it was compiled from, and the function it runs.
+  virtual const ir::Module& module() const = 0;
+  virtual const ir::Function& entry() const = 0;
+  /// Runs the function on `inputs` (one per parameter, of the parameter types) and
+  /// returns one tensor per result. An error raised by the program is a tsl::Error at
+  /// the span of the operation that raised it; Ctrl-C (the calling thread's interrupt
+  /// flag, runtime/Interrupt.h) stops a long run with `runtime error: interrupted`.
+  virtual std::vector<Tensor> run(std::span<const Tensor> inputs) = 0;
+  /// A text form of the compiled code for people: "llvm" (the optimised LLVM IR), "asm",
+  /// "fallbacks" (the operations run through a runtime kernel). Empty when the backend
+  /// has no such form.
+  virtual std::string inspect(std::string_view what) const;
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+  /// The target's name, as `jit`'s :target keyword spells it ("interp", "cpu").
+  virtual const char* name() const = 0;
+  /// The passes run on a module before it is compiled, in order.
+  virtual const std::vector<std::string>& pipeline() const = 0;
+  /// How it runs operation `kind` (the lowering table; a test checks it covers all).
+  virtual Lowering lowering(OpKind kind) const = 0;
+  /// Compiles `entry` of `module`, which has been through pipeline().
+  virtual std::unique_ptr<Executable> compile(std::shared_ptr<const ir::Module> module, const ir::Function& entry,
+                                              const CompileOptions& options) = 0;
+};
+
+/// Makes the backend named `name` (one per engine: a backend may own a JIT); nullptr for
+/// a name this build has no backend for.
+std::unique_ptr<Backend> makeBackend(std::string_view name);
+/// The targets this build has, in order of preference ("cpu", "interp").
+const std::vector<std::string>& targetNames();
+
+/// Adds compiler/'s passes (fuse, plan-memory, ...) to ir/'s registry; idempotent.
+/// Everything that lists or creates passes by name calls it first.
+void registerPasses();
+/// Every registered pass name, compiler/'s included.
+std::vector<std::string> passNames();
+
+} // namespace tsl::compiler

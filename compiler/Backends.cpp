@@ -1,0 +1,46 @@
+// compiler/Backends.cpp — the targets this build has, and compiler/'s passes.
+#include "compiler/Backend.h"
+
+#include "compiler/interp/InterpBackend.h"
+#include "compiler/passes/Passes.h"
+
+#include <mutex>
+
+namespace tsl::compiler {
+
+const char* loweringName(Lowering lowering) {
+  switch (lowering) {
+  case Lowering::Native: return "native";
+  case Lowering::RuntimeKernel: return "runtime kernel";
+  case Lowering::GenericKernel: return "generic kernel";
+  }
+  return "?";
+}
+
+std::string Executable::inspect(std::string_view) const { return {}; }
+
+std::unique_ptr<Backend> makeBackend(std::string_view name) {
+  registerPasses();
+  if (name == "interp") return makeInterpBackend();
+  return nullptr;
+}
+
+const std::vector<std::string>& targetNames() {
+  static const std::vector<std::string> names = {"interp"};
+  return names;
+}
+
+void registerPasses() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ir::registerPass("fuse", createFusePass);
+    ir::registerPass("plan-memory", createPlanMemoryPass);
+  });
+}
+
+std::vector<std::string> passNames() {
+  registerPasses();
+  return ir::passNames();
+}
+
+} // namespace tsl::compiler

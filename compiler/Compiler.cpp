@@ -1,0 +1,62 @@
+// compiler/Compiler.cpp — backends, pipelines and the cache of compiled code.
+#include "compiler/Compiler.h"
+
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+
+#include <algorithm>
+
+namespace tsl::compiler {
+
+Compiler::Compiler() { registerPasses(); }
+
+Compiler::~Compiler() {
+  // Executables first: their code may live in a backend's JIT.
+  cache_.clear();
+}
+
+Backend& Compiler::backend(std::string_view target) {
+  if (auto it = backends_.find(target); it != backends_.end()) return *it->second;
+  std::unique_ptr<Backend> made = makeBackend(target);
+  if (!made) {
+    std::string known;
+    for (const std::string& name : targetNames()) known += cat(known.empty() ? "" : ", ", ":", name);
+    fail(ErrorKind::Value, "unknown target :", target, " (this build has ", known, ")");
+  }
+  Backend& b = *made;
+  backends_.emplace(std::string(target), std::move(made));
+  return b;
+}
+
+void Compiler::runPasses(ir::Module& module, const std::vector<std::string>& pipeline, const CompileOptions& options) {
+  ir::PassContext scratch;
+  ir::PassManager(pipeline).run(module, options.context ? *options.context : scratch);
+}
+
+void Compiler::optimize(ir::Module& module, std::string_view target, const CompileOptions& options) {
+  runPasses(module, backend(target).pipeline(), options);
+}
+
+std::shared_ptr<Executable> Compiler::compile(std::unique_ptr<ir::Module> module, const std::string& entry,
+                                              std::string_view target, const CompileOptions& options) {
+  Backend& b = backend(target);
+  optimize(*module, target, options);
+  const ir::Function* function = module->find(entry);
+  TSL_ASSERT(function, "compile: the module has no function @", entry);
+  // The optimised text decides the code (value names included: they change nothing, but
+  // the same program lowered twice prints the same).
+  const std::string key = cat(target, "|", options.cpu, "|O", options.optLevel, "|@", entry, "\n",
+                              ir::printModule(*module, {false}));
+  for (auto it = cache_.begin(); it != cache_.end(); ++it)
+    if (it->first == key) {
+      cache_.splice(cache_.begin(), cache_, it); // most recently used first
+      return cache_.front().second;
+    }
+  std::shared_ptr<const ir::Module> shared(std::move(module));
+  std::shared_ptr<Executable> executable = b.compile(shared, *function, options);
+  cache_.emplace_front(key, executable);
+  if (cache_.size() > kCachedExecutables) cache_.pop_back();
+  return executable;
+}
+
+} // namespace tsl::compiler

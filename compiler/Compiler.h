@@ -1,0 +1,52 @@
+// compiler/Compiler.h — an engine's compiler: its backends and its compiled code.
+//
+// The evaluator lowers a function to an IR module (eval/Tracer.h) and hands it here; the
+// compiler runs the target's pipeline on it and compiles it with the target's backend.
+// This is the narrow interface between the two layers: modules in, executables out.
+//
+// Compiled code is cached by what determines it: the optimised module's text, the
+// target, the CPU and the optimisation level. A function compiled again — the same jit
+// function called from a fresh closure, a derivative rebuilt — reuses the code. The cache
+// holds the most recent kCachedExecutables; an executable's code is freed when neither
+// the cache nor any jit function holds it.
+#pragma once
+
+#include "compiler/Backend.h"
+
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+
+namespace tsl::compiler {
+
+class Compiler {
+public:
+  Compiler();
+  ~Compiler();
+  Compiler(const Compiler&) = delete;
+  Compiler& operator=(const Compiler&) = delete;
+
+  /// The backend of `target` ("cpu", "interp"), made on first use; a value error naming
+  /// the targets this build has for any other name.
+  Backend& backend(std::string_view target);
+
+  /// Runs the target's pipeline on `module` (in place), with the switches of `options`.
+  void optimize(ir::Module& module, std::string_view target, const CompileOptions& options);
+  /// Runs `pipeline` (pass names) on `module`: `tsl compile --pass`.
+  void runPasses(ir::Module& module, const std::vector<std::string>& pipeline, const CompileOptions& options);
+
+  /// Optimises `module` for `target` and compiles its function `entry`.
+  std::shared_ptr<Executable> compile(std::unique_ptr<ir::Module> module, const std::string& entry,
+                                      std::string_view target, const CompileOptions& options);
+
+  /// Executables kept for reuse.
+  static constexpr size_t kCachedExecutables = 64;
+
+private:
+  std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends_;
+  /// Most recently used first.
+  std::list<std::pair<std::string, std::shared_ptr<Executable>>> cache_;
+};
+
+} // namespace tsl::compiler

@@ -1,0 +1,49 @@
+// compiler/interp/InterpBackend.cpp — the :interp target: optimised IR run on eager kernels.
+#include "compiler/interp/InterpBackend.h"
+
+#include "compiler/interp/IrRunner.h"
+
+namespace tsl::compiler {
+
+namespace {
+
+class InterpExecutable final : public Executable {
+public:
+  InterpExecutable(std::shared_ptr<const ir::Module> module, const ir::Function& entry)
+      : module_(std::move(module)), entry_(entry) {}
+  const ir::Module& module() const override { return *module_; }
+  const ir::Function& entry() const override { return entry_; }
+  std::vector<Tensor> run(std::span<const Tensor> inputs) override { return runIr(*module_, entry_, inputs); }
+
+private:
+  std::shared_ptr<const ir::Module> module_;
+  const ir::Function& entry_;
+};
+
+class InterpBackend final : public Backend {
+public:
+  const char* name() const override { return "interp"; }
+
+  const std::vector<std::string>& pipeline() const override {
+    static const std::vector<std::string> passes = [] {
+      std::vector<std::string> p = ir::optimizationPasses();
+      p.push_back("plan-memory"); // when each tensor can be dropped
+      return p;
+    }();
+    return passes;
+  }
+
+  // Every operation runs on its eager kernel, which is this backend's native way.
+  Lowering lowering(OpKind) const override { return Lowering::Native; }
+
+  std::unique_ptr<Executable> compile(std::shared_ptr<const ir::Module> module, const ir::Function& entry,
+                                      const CompileOptions&) override {
+    return std::make_unique<InterpExecutable>(std::move(module), entry);
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Backend> makeInterpBackend() { return std::make_unique<InterpBackend>(); }
+
+} // namespace tsl::compiler

@@ -1,0 +1,14 @@
+// compiler/interp/InterpBackend.h — the :interp target.
+//
+// Runs the optimised IR operation by operation on the runtime's eager kernels (the
+// reference every other backend agrees with). Its pipeline is the generic optimisation
+// and the memory plan, whose lifetimes it follows; it does not fuse.
+#pragma once
+
+#include "compiler/Backend.h"
+
+namespace tsl::compiler {
+
+std::unique_ptr<Backend> makeInterpBackend();
+
+} // namespace tsl::compiler

@@ -1,0 +1,222 @@
+// compiler/passes/Fuse.cpp — fuse: groups operations into loop nests.
+//
+// Expects: verified, optimised IR. Guarantees: every group the rules below find is one
+// `fused` operation whose region holds the group, isolated (its inputs are its region's
+// arguments), yielding the group's one result; the program computes the same values.
+// Rules, asked of the operation table's fusion classes, never of names:
+//  - a chain of elementwise operations of one shape becomes one loop nest (one read of
+//    each input, one write of the result);
+//  - an input the chain reads through a broadcast, transpose, reshape, squeeze or
+//    expand-dims of a value computed elsewhere reads it in place through that view;
+//  - a reduction absorbs the elementwise producers of its input (one pass over memory);
+//  - a contraction takes the elementwise chain that consumes it as its epilogue;
+//  - a producer joins only if the group is its only user (anything else would compute it
+//    twice or store it anyway), and rank-0 chains stay as they are (scalars live in
+//    registers already). Scalar constants are copied into the region.
+// softmax, log-softmax and logsumexp are single operations that :cpu runs in two passes
+// over memory (online maximum and sum, then the normalisation); they need no group.
+#include "compiler/passes/Passes.h"
+
+#include <algorithm>
+#include <list>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tsl::compiler {
+
+namespace {
+
+using ir::Block;
+using ir::Operation;
+using ir::Structural;
+
+FusionClass classOf(const Operation& op) {
+  return op.code().primitive ? opInfo(op.code().kind).fusion : FusionClass::Opaque;
+}
+
+/// Injective operations that are a strided view of their operand, so a loop can read
+/// through them: each output element is the operand element at an affine index.
+bool isAffineView(const Operation& op) {
+  if (!op.code().primitive) return false;
+  switch (op.code().kind) {
+  case OpKind::BroadcastTo:
+  case OpKind::Transpose:
+  case OpKind::ExpandDims:
+  case OpKind::Squeeze:
+  case OpKind::Reshape: return true;
+  default: return false;
+  }
+}
+
+/// Reductions a fused loop can accumulate.
+bool isLoopReduction(const Operation& op) {
+  if (!op.code().primitive) return false;
+  switch (op.code().kind) {
+  case OpKind::Sum:
+  case OpKind::Mean:
+  case OpKind::Prod:
+  case OpKind::Max:
+  case OpKind::Min: return true;
+  default: return false;
+  }
+}
+
+bool isScalarConstant(const Operation& op) {
+  return op.code().is(Structural::Constant) && op.result()->type().rank() == 0;
+}
+
+class Fuser {
+public:
+  explicit Fuser(Block& block, const std::unordered_map<const ir::Value*, int>& uses) : block_(block), uses_(uses) {}
+
+  bool run() {
+    // Consumers before producers: a group grows from its last operation backwards.
+    std::vector<Operation*> order;
+    for (auto& op : block_.ops()) {
+      position_[op.get()] = order.size();
+      order.push_back(op.get());
+    }
+    std::unordered_set<const Operation*> taken;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      Operation* root = *it;
+      if (taken.count(root)) continue;
+      std::vector<Operation*> group = grow(*root, taken);
+      if (group.size() < 2) continue;
+      for (Operation* op : group) taken.insert(op);
+      build(group, *root);
+    }
+    if (members_.empty()) return false;
+    // One sweep removes every grouped operation and redirects every use of a root.
+    std::erase_if(block_.ops(), [&](const std::unique_ptr<Operation>& op) { return members_.count(op.get()) > 0; });
+    ir::walk(block_, [&](Operation& op) {
+      for (ir::Value*& v : op.operands())
+        if (auto found = replaced_.find(v); found != replaced_.end()) v = found->second;
+    });
+    return true;
+  }
+
+private:
+  /// The group rooted at `root` (in no particular order), or just the root.
+  std::vector<Operation*> grow(Operation& root, const std::unordered_set<const Operation*>& taken) {
+    const FusionClass rootClass = classOf(root);
+    const bool reduction = isLoopReduction(root);
+    if (rootClass != FusionClass::Elementwise && !reduction) return {&root};
+    if (root.resultCount() != 1) return {&root};
+    // The iteration space: the result's shape, or the reduction's input shape.
+    const ir::Type& space = reduction ? root.operand(0)->type() : root.result()->type();
+    if (space.rank() == 0 || !space.concrete()) return {&root};
+    std::vector<Operation*> group{&root};
+    std::unordered_set<const Operation*> in{&root};
+    bool contraction = false;
+    std::vector<Operation*> work{&root};
+    while (!work.empty()) {
+      Operation* op = work.back();
+      work.pop_back();
+      // Reductions read their operand over the whole space; so do elementwise operations,
+      // whose operands may be of a smaller (broadcast) shape and then stay outside.
+      if (isAffineView(*op) || classOf(*op) == FusionClass::Contraction) continue; // leaves: operands stay outside
+      for (ir::Value* operand : op->operands()) {
+        Operation* producer = operand->def();
+        if (!producer || producer->parent() != &block_ || in.count(producer) || taken.count(producer)) continue;
+        if (producer->resultCount() != 1 || uses_.at(operand) != 1) continue; // used elsewhere too
+        const ir::Type& t = operand->type();
+        const FusionClass c = classOf(*producer);
+        const bool sameSpace = t.dims == space.dims;
+        bool join = false;
+        if (c == FusionClass::Elementwise && sameSpace) join = true;
+        else if (isAffineView(*producer) && sameSpace && producer->operand(0)->type().rank() > 0) join = true;
+        else if (c == FusionClass::Contraction && sameSpace && !reduction && !contraction &&
+                 (producer->code().is(OpKind::MatMul) || producer->code().is(OpKind::Dot))) {
+          join = true;
+          contraction = true;
+        }
+        if (!join) continue;
+        in.insert(producer);
+        group.push_back(producer);
+        work.push_back(producer);
+      }
+    }
+    return group;
+  }
+
+  /// Replaces the group by one `fused` operation at the root's place.
+  void build(std::vector<Operation*> group, Operation& root) {
+    // Block order: producers before consumers.
+    std::sort(group.begin(), group.end(), [&](Operation* a, Operation* b) { return position_.at(a) < position_.at(b); });
+    std::unordered_set<const Operation*> members(group.begin(), group.end());
+    // Inputs: values the group uses that it does not compute (scalar constants are copied in).
+    std::vector<ir::Value*> inputs;
+    std::vector<Operation*> constants;
+    for (Operation* op : group)
+      for (ir::Value* v : op->operands()) {
+        if (v->def() && members.count(v->def())) continue;
+        if (v->def() && isScalarConstant(*v->def())) {
+          if (std::find(constants.begin(), constants.end(), v->def()) == constants.end()) constants.push_back(v->def());
+          continue;
+        }
+        if (std::find(inputs.begin(), inputs.end(), v) == inputs.end()) inputs.push_back(v);
+      }
+    auto fused = std::make_unique<Operation>(ir::OpCode::of(Structural::Fused), root.span());
+    fused->operands() = inputs;
+    ir::Value* result = fused->addResult(root.result()->type());
+    result->setName(root.result()->name());
+    Block& body = fused->addRegion().block();
+    std::unordered_map<const ir::Value*, ir::Value*> mapping;
+    for (ir::Value* v : inputs) mapping[v] = body.addArgument(v->type(), v->name());
+    for (Operation* c : constants) {
+      mapping[c->result()] = body.append(ir::cloneOp(*c, mapping))->result();
+      // The copy inside serves the group; the original goes if nothing else uses it.
+      int inside = 0;
+      for (Operation* op : group)
+        for (const ir::Value* v : op->operands()) inside += v == c->result();
+      if (inside == uses_.at(c->result())) members.insert(c);
+    }
+    for (Operation* op : group) body.append(ir::cloneOp(*op, mapping));
+    auto yield = std::make_unique<Operation>(ir::OpCode::of(Structural::Yield), root.span());
+    yield->operands().push_back(mapping.at(root.result()));
+    body.append(std::move(yield));
+
+    block_.insertBefore(iteratorOf(root), std::move(fused));
+    replaced_[root.result()] = result;
+    members_.insert(members.begin(), members.end());
+  }
+
+  std::list<std::unique_ptr<Operation>>::iterator iteratorOf(const Operation& op) {
+    if (iterators_.empty())
+      for (auto it = block_.ops().begin(); it != block_.ops().end(); ++it) iterators_[it->get()] = it;
+    return iterators_.at(&op);
+  }
+
+  Block& block_;
+  std::unordered_map<const Operation*, size_t> position_;
+  std::unordered_map<const Operation*, std::list<std::unique_ptr<Operation>>::iterator> iterators_;
+  std::unordered_set<const Operation*> members_;
+  std::unordered_map<const ir::Value*, ir::Value*> replaced_;
+  const std::unordered_map<const ir::Value*, int>& uses_;
+};
+
+/// Fuses in `block` and in the regions nested in it (not inside fused regions).
+bool fuseBlock(Block& block, const std::unordered_map<const ir::Value*, int>& uses) {
+  bool changed = false;
+  for (auto& op : block.ops())
+    if (!op->code().is(Structural::Fused))
+      for (auto& region : op->regions()) changed |= fuseBlock(region->block(), uses);
+  changed |= Fuser(block, uses).run();
+  return changed;
+}
+
+class Fuse final : public ir::Pass {
+public:
+  const char* name() const override { return "fuse"; }
+  bool run(ir::Module& module, ir::PassContext&) override {
+    bool changed = false;
+    for (const auto& f : module.functions()) changed |= fuseBlock(f->body(), ir::countUses(f->body()));
+    return changed;
+  }
+};
+
+} // namespace
+
+std::unique_ptr<ir::Pass> createFusePass() { return std::make_unique<Fuse>(); }
+
+} // namespace tsl::compiler
