@@ -27,26 +27,23 @@ const char* const kUnaryNames[] = {
 #undef TSL_NAME
 };
 
-bool isPredicate(BinaryOp op) { return op >= BinaryOp::Less; }
+/// Each operation's flags, from its row (runtime/Elementwise.h).
+constexpr uint32_t kBinaryFlags[] = {
+#define TSL_FLAGS(name, text, mnemonic, flags) flags,
+    TSL_BINARY_OPS(TSL_FLAGS)
+#undef TSL_FLAGS
+};
+constexpr uint32_t kUnaryFlags[] = {
+#define TSL_FLAGS(name, text, mnemonic, flags) flags,
+    TSL_UNARY_OPS(TSL_FLAGS)
+#undef TSL_FLAGS
+};
 
-bool isFloatFunction(UnaryOp op) {
-  switch (op) {
-  case UnaryOp::Exp:
-  case UnaryOp::Log:
-  case UnaryOp::Log1p:
-  case UnaryOp::Sqrt:
-  case UnaryOp::Rsqrt:
-  case UnaryOp::Sin:
-  case UnaryOp::Cos:
-  case UnaryOp::Tanh:
-  case UnaryOp::Sigmoid:
-  case UnaryOp::Gelu:
-  case UnaryOp::GeluTanh: return true;
-  default: return false;
-  }
-}
+bool isPredicate(BinaryOp op) { return (kBinaryFlags[static_cast<int>(op)] & kBoolResult) != 0; }
+bool isFloatFunction(UnaryOp op) { return (kUnaryFlags[static_cast<int>(op)] & kFloatOnly) != 0; }
 
-/// The dtype operands are converted to before the loop runs.
+} // namespace
+
 TypeKey operandType(BinaryOp op, TypeKey a, TypeKey b) {
   const TypeKey promoted = promoteTypes(a, b);
   if (isPredicate(op)) return promoted;
@@ -54,9 +51,11 @@ TypeKey operandType(BinaryOp op, TypeKey a, TypeKey b) {
 }
 
 TypeKey operandType(UnaryOp op, TypeKey a) {
-  if (op == UnaryOp::LogicalNot) return a;
+  if ((kUnaryFlags[static_cast<int>(op)] & kBoolResult) != 0) return a;
   return resultType(op, a);
 }
+
+namespace {
 
 /// Compute type for elements stored as S: half types compute in float.
 template <typename S>
@@ -133,13 +132,13 @@ const char* opName(UnaryOp op) { return kUnaryNames[static_cast<int>(op)]; }
 TypeKey resultType(BinaryOp op, TypeKey a, TypeKey b) {
   if (isPredicate(op)) return {DType::Bool, false};
   const TypeKey promoted = promoteTypes(a, b);
-  if (op == BinaryOp::Div) return floatResultType(promoted);
+  if ((kBinaryFlags[static_cast<int>(op)] & kFloatOnly) != 0) return floatResultType(promoted);
   if (isBool(promoted.dtype)) return {DType::I64, false};
   return promoted;
 }
 
 TypeKey resultType(UnaryOp op, TypeKey a) {
-  if (op == UnaryOp::LogicalNot) return {DType::Bool, false};
+  if ((kUnaryFlags[static_cast<int>(op)] & kBoolResult) != 0) return {DType::Bool, false};
   if (isFloatFunction(op)) return floatResultType(a);
   if (isBool(a.dtype)) return {DType::I64, false};
   return a;

@@ -72,6 +72,12 @@ const char* opName(UnaryOp op);
 TypeKey resultType(BinaryOp op, TypeKey a, TypeKey b);
 TypeKey resultType(UnaryOp op, TypeKey a);
 
+/// The dtype operands are converted to before an operation computes: the promoted type
+/// for predicates (and the operand's own for logical-not), the result type otherwise.
+/// Half types then compute in float. Compiled code follows the same rule.
+TypeKey operandType(BinaryOp op, TypeKey a, TypeKey b);
+TypeKey operandType(UnaryOp op, TypeKey a);
+
 /// NumPy broadcasting of two shapes; a shape error naming `opName` if they do not fit.
 Shape broadcastShapes(const Shape& a, const Shape& b, const char* opName);
 

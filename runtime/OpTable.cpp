@@ -528,6 +528,36 @@ const OpInfo* findOpByMnemonic(std::string_view mnemonic) {
   return nullptr;
 }
 
+std::optional<BinaryOp> binaryOpOf(OpKind kind) {
+  constexpr int count = 0
+#define TSL_COUNT(...) +1
+      TSL_BINARY_OPS(TSL_COUNT);
+#undef TSL_COUNT
+  const int k = static_cast<int>(kind);
+  if (k < count) return static_cast<BinaryOp>(k);
+  return std::nullopt;
+}
+
+std::optional<UnaryOp> unaryOpOf(OpKind kind) {
+  constexpr int binaries = 0
+#define TSL_COUNT(...) +1
+      TSL_BINARY_OPS(TSL_COUNT);
+  constexpr int unaries = 0 TSL_UNARY_OPS(TSL_COUNT);
+#undef TSL_COUNT
+  const int k = static_cast<int>(kind) - binaries;
+  if (k >= 0 && k < unaries) return static_cast<UnaryOp>(k);
+  return std::nullopt;
+}
+
+const char* opIdentifier(OpKind kind) {
+  static const char* const names[] = {
+#define TSL_IDENT(name, ...) #name,
+      TSL_BINARY_OPS(TSL_IDENT) TSL_UNARY_OPS(TSL_IDENT) TSL_OTHER_OPS(TSL_IDENT)
+#undef TSL_IDENT
+  };
+  return names[static_cast<int>(kind)];
+}
+
 OpKind opKind(BinaryOp op) {
   switch (op) {
 #define TSL_MAP(name, text, mnemonic, ...)                                                              \

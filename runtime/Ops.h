@@ -282,9 +282,13 @@ const OpInfo& opInfo(OpKind kind);
 std::span<const OpInfo> allOps();
 const OpInfo* findOpByMnemonic(std::string_view mnemonic);
 
-/// The OpKind of an elementwise operation.
+/// The OpKind of an elementwise operation, and back.
 OpKind opKind(BinaryOp op);
 OpKind opKind(UnaryOp op);
+std::optional<BinaryOp> binaryOpOf(OpKind kind);
+std::optional<UnaryOp> unaryOpOf(OpKind kind);
+/// The enumerator's name ("FloorDiv"): how generated code names an operation's functions.
+const char* opIdentifier(OpKind kind);
 
 /// Applies the type rule after checking the operand count.
 TensorType inferType(OpKind kind, const OpAttrs& attrs, std::span<const TensorType> inputs);

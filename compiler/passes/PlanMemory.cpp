@@ -113,7 +113,10 @@ private:
         number(region->block(), inner);
       }
       end_[&op] = op.regions().empty() ? start_[&op] : next_++;
-      for (size_t i = 0; i < op.resultCount(); ++i) add(op.result(i), &b, end_[&op], &op, fused);
+      // Results are defined where the operation starts, so that they never share memory
+      // with its operands (which it reads while it writes them, through views, in any
+      // order) nor, for an if or while, with the values its regions hand them.
+      for (size_t i = 0; i < op.resultCount(); ++i) add(op.result(i), &b, start_[&op], &op, fused);
       parentOp_[&b] = b.parent() ? b.parent()->parent() : nullptr;
     }
   }
@@ -128,6 +131,13 @@ private:
   }
 
   void lastUses() {
+    // A while's region arguments are written at the end of every iteration: they live
+    // until the while is done.
+    ir::walk(const_cast<Block&>(f_.body()), [&](Operation& op) {
+      if (!op.code().is(Structural::While)) return;
+      for (const auto& region : op.regions())
+        for (const auto& arg : region->block().arguments()) placement(arg.get()).lastUse = end_.at(&op);
+    });
     ir::walk(const_cast<Block&>(f_.body()), [&](Operation& op) {
       for (const ir::Value* v : op.operands()) {
         Info& info = info_.at(v);

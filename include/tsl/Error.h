@@ -124,16 +124,25 @@ private:
   std::string headline_;
 };
 
+// The :cpu backend's kernel library (compiler/cpu/kernels) is compiled without exceptions,
+// so that the code it puts into ahead-of-time libraries needs no C++ runtime; it never
+// fails, and there the functions below trap.
+#if defined(__cpp_exceptions)
+#define TSL_THROW(error) throw error
+#else
+#define TSL_THROW(error) __builtin_trap()
+#endif
+
 /// Throws a user error of `kind` whose message is the concatenation of `parts`.
 template <typename... Parts>
 [[noreturn]] void fail(ErrorKind kind, const Parts&... parts) {
-  throw Error(kind, cat(parts...));
+  TSL_THROW(Error(kind, cat(parts...)));
 }
 
 /// Throws a user error at a known span.
 template <typename... Parts>
 [[noreturn]] void failAt(const Span& span, ErrorKind kind, const Parts&... parts) {
-  throw Error(kind, cat(parts...), span);
+  TSL_THROW(Error(kind, cat(parts...), span));
 }
 
 } // namespace tsl
