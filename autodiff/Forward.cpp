@@ -101,7 +101,7 @@ private:
     std::vector<ir::Type> types;
     for (size_t i = 0; i < op.resultCount(); ++i) types.push_back(op.result(i)->type());
     Operation* copy = b.create(code, operands, types, op.span());
-    copy->setConstant(op.constant());
+    copy->copyPayload(op);
     for (size_t i = 0; i < op.resultCount(); ++i) scope.set(op.result(i), copy->result(i));
   }
 

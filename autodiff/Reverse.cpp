@@ -134,9 +134,7 @@ private:
     std::vector<ir::Type> types;
     for (size_t i = 0; i < op.resultCount(); ++i) types.push_back(op.result(i)->type());
     Operation* copy = b.create(op.code(), operands, types, op.span());
-    copy->setAttrs(op.attrs());
-    copy->setConstant(op.constant());
-    copy->setCallee(op.callee());
+    copy->copyPayload(op);
     for (size_t i = 0; i < op.resultCount(); ++i) scope.set(op.result(i), copy->result(i));
     for (const auto& region : op.regions()) {
       ir::Block& block = copy->addRegion().block();

@@ -14,13 +14,12 @@ find_library(ANTLR4_RUNTIME_LIB NAMES antlr4-runtime REQUIRED)
 find_path(LIBEDIT_INCLUDE_DIR histedit.h REQUIRED)
 find_library(LIBEDIT_LIB NAMES edit REQUIRED)
 
-# LLVM 19 drives the :cpu backend; found now so that later layers only add code.
-find_package(LLVM 19.1 CONFIG PATHS /usr/lib/llvm-19/lib/cmake/llvm NO_DEFAULT_PATH)
-if(LLVM_FOUND)
-  message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} at ${LLVM_DIR}")
-else()
-  message(STATUS "LLVM 19 not found: the :cpu backend will be unavailable (run tools/dev deps)")
-endif()
+# LLVM 19 is the :cpu backend's code generator (libLLVM, linked by tsl_compiler), and
+# clang 19 compiles the backend's kernel library to LLVM bitcode at build time
+# (compiler/CMakeLists.txt): the bitcode must be of the same LLVM version.
+find_package(LLVM 19.1 REQUIRED CONFIG PATHS /usr/lib/llvm-19/lib/cmake/llvm NO_DEFAULT_PATH)
+message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} at ${LLVM_DIR}")
+find_program(TSL_CLANG19 NAMES clang++-19 clang++ PATHS ${LLVM_TOOLS_BINARY_DIR} NO_DEFAULT_PATH REQUIRED)
 
 # Python with NumPy is a test and benchmark peer only (Debian's interpreter, not a user's).
 find_program(TSL_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)

@@ -10,6 +10,7 @@
 #include "ir/IR.h"
 #include "ir/Pass.h"
 
+#include <iosfwd>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -30,8 +31,22 @@ const char* loweringName(Lowering lowering);
 struct CompileOptions {
   int optLevel = 2;         ///< 0 to 3: LLVM's optimisation level on :cpu
   std::string cpu;          ///< the CPU to generate code for; empty: this machine's
+  bool aot = false;         ///< ahead of time: position-independent, self-contained code
+                            ///< (an operation without generated code is an error)
   ir::PassContext* context = nullptr; ///< printing, verification and timings (may be null)
+  std::ostream* fallbacks = nullptr;  ///< if set, each compilation lists there the
+                                      ///< operations it runs on an eager kernel
 };
+
+/// What Backend::emit produces.
+enum class Artifact : uint8_t {
+  Llvm,    ///< the optimised LLVM IR, as text
+  Asm,     ///< assembly text
+  Object,  ///< an ELF object file
+  Library, ///< a shared library: each entry a C function over buffers (compiler/cpu/Aot.h)
+  Header,  ///< the library's C header
+};
+const char* artifactName(Artifact artifact);
 
 /// Compiled code for one function of a module.
 class Executable {
@@ -63,6 +78,10 @@ public:
   /// Compiles `entry` of `module`, which has been through pipeline().
   virtual std::unique_ptr<Executable> compile(std::shared_ptr<const ir::Module> module, const ir::Function& entry,
                                               const CompileOptions& options) = 0;
+  /// The code of `entry` as `artifact` (text, or the bytes of a file); a value error if
+  /// this target makes no such thing.
+  virtual std::string emit(const ir::Module& module, const ir::Function& entry, Artifact artifact,
+                           const CompileOptions& options);
 };
 
 /// Makes the backend named `name` (one per engine: a backend may own a JIT); nullptr for

@@ -1,6 +1,7 @@
 // compiler/Backends.cpp — the targets this build has, and compiler/'s passes.
 #include "compiler/Backend.h"
 
+#include "compiler/cpu/CpuBackend.h"
 #include "compiler/interp/InterpBackend.h"
 #include "compiler/passes/Passes.h"
 
@@ -17,16 +18,32 @@ const char* loweringName(Lowering lowering) {
   return "?";
 }
 
+const char* artifactName(Artifact artifact) {
+  switch (artifact) {
+  case Artifact::Llvm: return "llvm";
+  case Artifact::Asm: return "asm";
+  case Artifact::Object: return "obj";
+  case Artifact::Library: return "lib";
+  case Artifact::Header: return "header";
+  }
+  return "?";
+}
+
 std::string Executable::inspect(std::string_view) const { return {}; }
+
+std::string Backend::emit(const ir::Module&, const ir::Function&, Artifact artifact, const CompileOptions&) {
+  fail(ErrorKind::Value, "target :", name(), " makes no ", artifactName(artifact), " output (use :cpu)");
+}
 
 std::unique_ptr<Backend> makeBackend(std::string_view name) {
   registerPasses();
   if (name == "interp") return makeInterpBackend();
+  if (name == "cpu") return makeCpuBackend();
   return nullptr;
 }
 
 const std::vector<std::string>& targetNames() {
-  static const std::vector<std::string> names = {"interp"};
+  static const std::vector<std::string> names = {"cpu", "interp"};
   return names;
 }
 

@@ -37,6 +37,13 @@ void Compiler::optimize(ir::Module& module, std::string_view target, const Compi
   runPasses(module, backend(target).pipeline(), options);
 }
 
+std::string Compiler::emit(const ir::Module& module, const std::string& entry, std::string_view target,
+                           Artifact artifact, const CompileOptions& options) {
+  const ir::Function* function = module.find(entry);
+  TSL_ASSERT(function, "emit: the module has no function @", entry);
+  return backend(target).emit(module, *function, artifact, options);
+}
+
 std::shared_ptr<Executable> Compiler::compile(std::unique_ptr<ir::Module> module, const std::string& entry,
                                               std::string_view target, const CompileOptions& options) {
   Backend& b = backend(target);

@@ -36,6 +36,10 @@ public:
   /// Runs `pipeline` (pass names) on `module`: `tsl compile --pass`.
   void runPasses(ir::Module& module, const std::vector<std::string>& pipeline, const CompileOptions& options);
 
+  /// The code of `entry` of an optimised `module` as `artifact` (Backend::emit).
+  std::string emit(const ir::Module& module, const std::string& entry, std::string_view target, Artifact artifact,
+                   const CompileOptions& options);
+
   /// Optimises `module` for `target` and compiles its function `entry`.
   std::shared_ptr<Executable> compile(std::unique_ptr<ir::Module> module, const std::string& entry,
                                       std::string_view target, const CompileOptions& options);

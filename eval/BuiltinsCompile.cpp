@@ -1,6 +1,8 @@
-// eval/BuiltinsCompile.cpp — jit, jit-explain, ir, graph (LANGUAGE.md §6).
+// eval/BuiltinsCompile.cpp — jit, jit-explain, ir, graph, llvm-ir, asm (LANGUAGE.md §6).
 #include "eval/Builtins.h"
 #include "eval/Compile.h"
+#include "eval/Evaluator.h"
+#include "compiler/Compiler.h"
 
 #include <algorithm>
 #include "ir/Graphviz.h"
@@ -117,6 +119,20 @@ void registerCompileBuiltins(Evaluator& evaluator) {
     const Lowered lowered = lowerFunction(cx.evaluator, fn, examples, cx.span, lower);
     return makeString(ir::printModule(*lowered.module, print));
   });
+
+  // (llvm-ir f x...) and (asm f x...): the native code :cpu runs for these arguments —
+  // the optimised LLVM IR, or the assembly — as the JIT makes it for this machine.
+  for (const auto& [name, artifact] : {std::pair{"llvm-ir", compiler::Artifact::Llvm}, std::pair{"asm", compiler::Artifact::Asm}}) {
+    evaluator.defineBuiltin(name, 1, -1, [artifact](CallContext& cx, Args args) -> Value {
+      const Value fn = underlying(callableArg(cx, args, 0));
+      LowerOptions lower;
+      lower.target = "cpu";
+      const Lowered lowered = lowerFunction(cx.evaluator, fn, args.subspan(1), cx.span, lower);
+      CompileSwitches switches(cx.evaluator);
+      return makeString(cx.evaluator.compiler().emit(*lowered.module, lowered.function->name(), "cpu", artifact,
+                                                     switches.options));
+    });
+  }
 
   evaluator.defineBuiltin("graph", 1, -1, [](CallContext& cx, Args args) -> Value {
     std::vector<std::pair<std::string, Value>> options;

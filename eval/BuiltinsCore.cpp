@@ -179,10 +179,15 @@ void registerCoreBuiltins(Evaluator& evaluator) {
 
   // ---- Control ----
   evaluator.defineBuiltin("%assert-fail", 1, 1, [](CallContext& cx, Args args) -> Value {
-    if (cx.evaluator.tracer() && cx.evaluator.tracer()->inStagedBranch())
-      fail(ErrorKind::Type, "jit: an assert whose test is a traced value cannot be compiled (compiled code does not "
-                            "raise errors); check it before calling the compiled function");
-    fail(ErrorKind::Assert, args[0].isString() ? args[0].string().text() : printValue(args[0], false));
+    std::string message = args[0].isString() ? args[0].string().text() : printValue(args[0], false);
+    // In a branch taken on a traced value, the failure happens when the compiled code
+    // takes that branch: the IR raises it there, at the assert's span.
+    if (cx.evaluator.tracer() && cx.evaluator.tracer()->inStagedBranch()) {
+      ir::Operation* raise = cx.evaluator.tracer()->builder().create(ir::OpCode::of(ir::Structural::Raise), {}, {}, cx.span);
+      raise->setRaise(ErrorKind::Assert, std::move(message));
+      return Value();
+    }
+    fail(ErrorKind::Assert, message);
   });
   evaluator.defineBuiltin("exit", 0, 1, [](CallContext& cx, Args args) -> Value {
     const int64_t code = args.empty() ? 0 : intArg(cx, args, 0);

@@ -317,8 +317,11 @@ CompileSwitches::CompileSwitches(Evaluator& evaluator) : debug_(evaluator.compil
   context.printAfterAll = debug_.printAfterAll;
   context.printAfter = debug_.printAfter;
   context.timePasses = debug_.timePasses;
+  context.printMemoryPlan = debug_.printMemoryPlan;
   context.out = debug_.out;
   options.context = &context;
+  options.optLevel = debug_.optLevel;
+  if (debug_.printFallbacks) options.fallbacks = debug_.out ? debug_.out : &std::cerr;
 }
 
 CompileSwitches::~CompileSwitches() {

@@ -3,6 +3,7 @@
 
 #include "eval/Compile.h"
 #include "eval/Evaluator.h"
+#include "compiler/Compiler.h"
 #include "eval/Printer.h"
 #include "ir/Graphviz.h"
 #include "ir/Printer.h"
@@ -78,7 +79,7 @@ void Engine::loadDefinitions(std::string_view source, std::string_view fileName)
   }
 }
 
-std::string Engine::emit(std::string_view entry, std::string_view signature, Emit what, bool locations) {
+std::string Engine::emit(std::string_view entry, std::string_view signature, Emit what, const EmitOptions& emit) {
   Var* var = impl_->user().resolve(entry, false, {});
   if (!var || !var->defined) throw Error(ErrorKind::Name, cat("no function named '", entry, "' is defined"));
   if (!var->value.isFunction())
@@ -86,11 +87,22 @@ std::string Engine::emit(std::string_view entry, std::string_view signature, Emi
   std::vector<std::string> names;
   std::vector<ir::Type> types;
   parseSignature(signature, names, types);
+  const bool native = what != Emit::Ir && what != Emit::RawIr && what != Emit::Graph;
   LowerOptions options;
   options.optimize = what != Emit::RawIr;
+  options.target = native ? "cpu" : emit.target;
   const Lowered lowered = lowerForTypes(*impl_, var->value, types, names, {}, options);
   if (what == Emit::Graph) return ir::printDot(*lowered.function);
-  return ir::printModule(*lowered.module, {locations});
+  if (!native) return ir::printModule(*lowered.module, {emit.locations});
+  const compiler::Artifact artifact = what == Emit::Llvm     ? compiler::Artifact::Llvm
+                                      : what == Emit::Asm    ? compiler::Artifact::Asm
+                                      : what == Emit::Object ? compiler::Artifact::Object
+                                      : what == Emit::Header ? compiler::Artifact::Header
+                                                             : compiler::Artifact::Library;
+  CompileSwitches switches(*impl_);
+  switches.options.aot = true;
+  switches.options.cpu = emit.cpu;
+  return impl_->compiler().emit(*lowered.module, lowered.function->name(), "cpu", artifact, switches.options);
 }
 
 CompileDebug& Engine::compileDebug() { return impl_->compileDebug(); }

@@ -21,6 +21,7 @@ const char* OpCode::name() const {
   case Structural::TapePush: return "tape_push";
   case Structural::TapePop: return "tape_pop";
   case Structural::Fused: return "fused";
+  case Structural::Raise: return "raise";
   }
   return "?";
 }
@@ -36,7 +37,7 @@ Region& Operation::addRegion() {
 }
 
 bool Operation::isPure() const {
-  if (code_.isTerminator() || code_.isTape()) return false;
+  if (code_.isTerminator() || code_.hasEffect()) return false;
   if (code_.primitive) return !opInfo(code_.kind).has(kSideEffecting);
   // Structural operations are pure when everything inside them is.
   for (const auto& region : regions_)
@@ -54,7 +55,7 @@ bool functionIsPure(const Function& f, const Module& module, std::unordered_map<
   bool pure = true;
   walk(f.body(), [&](Operation& op) {
     if (!pure) return;
-    if (op.code().isTape() || (op.code().primitive && opInfo(op.code().kind).has(kSideEffecting))) pure = false;
+    if (op.code().hasEffect() || (op.code().primitive && opInfo(op.code().kind).has(kSideEffecting))) pure = false;
     else if (op.code().is(Structural::Call))
       if (const Function* g = module.find(op.callee()); g && !functionIsPure(*g, module, state)) pure = false;
   });
@@ -193,9 +194,7 @@ std::unique_ptr<Operation> cloneOp(const Operation& op, std::unordered_map<const
     auto it = mapping.find(operand);
     copy->operands().push_back(it == mapping.end() ? operand : it->second);
   }
-  copy->setAttrs(op.attrs());
-  copy->setConstant(op.constant());
-  copy->setCallee(op.callee());
+  copy->copyPayload(op);
   for (size_t i = 0; i < op.resultCount(); ++i) {
     Value* r = copy->addResult(op.result(i)->type());
     r->setName(op.result(i)->name());

@@ -20,6 +20,9 @@
 //                               epilogue) made by the fuse pass: its region sees only its
 //                               own arguments (bound to the operands) and yields the results;
 //                               KIND is derived from what the region holds (fusionKind)
+//   raise KIND "message"        raises a user error of KIND (assert, value...) where it is
+//                               reached: a failed `assert` in compiled code. An effect:
+//                               never removed, merged or reordered
 //   tape_new, tape_push %t, %v..., tape_pop %t
 //                               a stack of tensor tuples, handled by an i64 scalar: reverse-
 //                               mode autodiff records each iteration of a while on one and
@@ -39,7 +42,7 @@
 
 namespace tsl::ir {
 
-enum class Structural : uint8_t { Constant, If, While, Call, Yield, Condition, Return, TapeNew, TapePush, TapePop, Fused };
+enum class Structural : uint8_t { Constant, If, While, Call, Yield, Condition, Return, TapeNew, TapePush, TapePop, Fused, Raise };
 
 /// What an operation does: a structural operation or a primitive of the op table.
 struct OpCode {
@@ -60,6 +63,8 @@ struct OpCode {
     return is(Structural::Yield) || is(Structural::Condition) || is(Structural::Return);
   }
   bool isTape() const { return is(Structural::TapeNew) || is(Structural::TapePush) || is(Structural::TapePop); }
+  /// Structural operations with an effect (tapes, raise): never removed, merged or moved.
+  bool hasEffect() const { return isTape() || is(Structural::Raise); }
 };
 
 class Operation;
@@ -120,6 +125,22 @@ public:
   /// The function a call calls.
   const std::string& callee() const { return callee_; }
   void setCallee(std::string name) { callee_ = std::move(name); }
+  /// The error a raise raises.
+  ErrorKind raiseKind() const { return raiseKind_; }
+  const std::string& message() const { return message_; }
+  void setRaise(ErrorKind kind, std::string message) {
+    raiseKind_ = kind;
+    message_ = std::move(message);
+  }
+  /// Copies what an operation carries beyond operands and results (attributes, constant,
+  /// callee, the error of a raise) from `other`.
+  void copyPayload(const Operation& other) {
+    attrs_ = other.attrs_;
+    constant_ = other.constant_;
+    callee_ = other.callee_;
+    raiseKind_ = other.raiseKind_;
+    message_ = other.message_;
+  }
 
   Block* parent() const { return parent_; }
   void setParent(Block* block) { parent_ = block; }
@@ -137,6 +158,8 @@ private:
   OpAttrs attrs_;
   Tensor constant_;
   std::string callee_;
+  ErrorKind raiseKind_ = ErrorKind::Assert;
+  std::string message_;
   Block* parent_ = nullptr;
 };
 

@@ -548,6 +548,19 @@ private:
       op->setCallee(callee);
       op->operands() = std::move(args);
       for (const Type& t : types) op->addResult(t);
+    } else if (mnemonic == "raise") {
+      // raise KIND "message"
+      const Token kindToken = peek();
+      if (kindToken.kind != Tok::Ident) error(cat("expected an error kind (assert, value...)", describeHere()));
+      next();
+      std::optional<ErrorKind> kind;
+      for (ErrorKind k : {ErrorKind::Syntax, ErrorKind::Name, ErrorKind::Type, ErrorKind::Shape, ErrorKind::Value,
+                          ErrorKind::Io, ErrorKind::Assert, ErrorKind::Runtime})
+        if (kindToken.text == errorKindName(k)) kind = k;
+      if (!kind) lexer_.error(kindToken, cat("unknown error kind '", kindToken.text, "'"));
+      if (peek().kind != Tok::String) error(cat("expected the message as a string", describeHere()));
+      op = block.append(std::make_unique<Operation>(OpCode::of(Structural::Raise), Span{}));
+      op->setRaise(*kind, next().text);
     } else if (mnemonic == "yield" || mnemonic == "condition" || mnemonic == "return") {
       const Structural s = mnemonic == "yield" ? Structural::Yield : mnemonic == "condition" ? Structural::Condition : Structural::Return;
       op = block.append(std::make_unique<Operation>(OpCode::of(s), Span{}));

@@ -21,6 +21,7 @@ struct PassContext {
   bool printAfterAll = false;        ///< print the module after every pass
   std::set<std::string> printAfter;  ///< print it after these passes
   bool timePasses = false;           ///< record how long each pass took
+  bool printMemoryPlan = false;      ///< plan-memory prints the plans it makes
   std::ostream* out = nullptr;       ///< where printing and timings go (stderr if null)
   std::vector<std::pair<std::string, double>> timings; ///< pass name, seconds
 };

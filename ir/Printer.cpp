@@ -167,6 +167,9 @@ private:
       if (!op.operands().empty()) out += " " + operandList(op);
       out += " : " + resultTypes(op) + location(op.span()) + "\n";
       return;
+    case Structural::Raise:
+      out += cat("raise ", errorKindName(op.raiseKind()), " ", quoteString(op.message()), location(op.span()), "\n");
+      return;
     case Structural::Yield:
     case Structural::Condition:
     case Structural::Return:

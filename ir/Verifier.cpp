@@ -136,6 +136,11 @@ private:
       block(after, Structural::Yield, &carried, f);
       return;
     }
+    case Structural::Raise:
+      if (!op.operands().empty() || op.resultCount() || !op.regions().empty())
+        fail(op, "takes no operands, has no results and no regions");
+      if (op.raiseKind() == ErrorKind::Internal) fail(op, "raises only user errors");
+      return;
     case Structural::Fused: {
       if (op.regions().size() != 1) fail(op, "has one region");
       const Block& body = op.region(0).block();

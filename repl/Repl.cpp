@@ -35,6 +35,8 @@ const char* kHelp = R"(TSL REPL commands:
   :load FILE     run a file in this session
   :ir (f x ...)  the IR of f compiled for the arguments x ... (after optimisation)
   :graph (f x ...)  the same as Graphviz DOT (render with: dot -Tsvg)
+  :llvm (f x ...)   the optimised LLVM IR :cpu runs for those arguments
+  :asm (f x ...)    the same as assembly for this machine
 Enter any TSL form to evaluate it; unfinished forms continue on the next line.
 Ctrl-C abandons the current input or stops a running evaluation.
 )";
@@ -91,11 +93,12 @@ bool evaluate(Engine& engine, const std::string& text, int& exitCode) {
   return true;
 }
 
-/// `:ir (f x ...)` and `:graph (f x ...)`: evaluates f and the arguments, then prints
-/// what (ir f x ...) or (graph f x ...) returns.
-void inspect(Engine& engine, const std::string& argument, bool graph) {
+/// `:ir (f x ...)`, `:graph`, `:llvm` and `:asm`: evaluates f and the arguments, then
+/// prints what the builtin `inspector` ((ir f x ...), (graph ...), (llvm-ir ...), (asm ...))
+/// returns.
+void inspect(Engine& engine, const std::string& command, const std::string& argument, const char* inspector) {
   Evaluator& evaluator = engine.internals();
-  const char* usage = graph ? "usage: :graph (f arg...)\n" : "usage: :ir (f arg...)\n";
+  const std::string usage = cat("usage: ", command, " (f arg...)\n");
   try {
     const uint32_t firstLine = evaluator.sources().append("<repl>", argument);
     const std::vector<SyntaxPtr> forms = readAll(argument, "<repl>", firstLine);
@@ -106,14 +109,13 @@ void inspect(Engine& engine, const std::string& argument, bool graph) {
     evaluator.clearInterrupt();
     std::vector<Value> args;
     for (const SyntaxPtr& item : forms[0]->items()) args.push_back(evaluator.evalForm(item, evaluator.user()));
-    const Value& inspector = evaluator.core().find(graph ? "graph" : "ir")->value;
-    const Value text = evaluator.apply(inspector, args, forms[0]->span());
+    const Value text = evaluator.apply(evaluator.core().find(inspector)->value, args, forms[0]->span());
     std::cout << text.string().text() << std::flush;
   } catch (const Error& e) {
     std::cout << std::flush;
     std::cerr << engine.describe(e) << std::flush;
   } catch (const ExitRequest&) {
-    std::cerr << "(exit) is ignored inside :ir and :graph\n";
+    std::cerr << "(exit) is ignored inside " << command << "\n";
   }
 }
 
@@ -145,10 +147,13 @@ bool command(Engine& engine, const std::string& line, int& exitCode, bool& handl
     }
     return true;
   }
-  if (name == ":ir" || name == ":graph") {
-    inspect(engine, argument, name == ":graph");
-    return true;
-  }
+  const std::pair<const char*, const char*> inspectors[] = {
+      {":ir", "ir"}, {":graph", "graph"}, {":llvm", "llvm-ir"}, {":asm", "asm"}};
+  for (const auto& [command, inspector] : inspectors)
+    if (name == command) {
+      inspect(engine, name, argument, inspector);
+      return true;
+    }
   handled = false; // a keyword to evaluate, such as :a
   return true;
 }

@@ -3,7 +3,8 @@
 //   tsl                          interactive REPL
 //   tsl run FILE [ARGS...]       run a program, *args* bound to ARGS ("-" reads stdin)
 //   tsl check FILE               read and expand a program, report every error found
-//   tsl compile FILE --entry NAME --sig SIG [--emit=ir|graph] [--stage=raw] [-o OUT]
+//   tsl compile FILE --entry NAME --sig SIG [--emit=ir|graph|llvm|asm|obj|lib|header]
+//               [--stage=raw] [--target=T] [--target-cpu=CPU] [-O0..-O3] [-o OUT]
 //   tsl --help | --version
 //
 // Everything runs on a thread with a large stack so that the call-depth limit (10 000 by
@@ -40,8 +41,14 @@ commands:
                           print function NAME of FILE compiled for the parameters SIG,
                           e.g. --sig "x:f32[128,64],y:i64[128]" (sizes may be names: f32[n,64]);
                           FILE's definitions are loaded, nothing else of it runs
-      --emit=ir|graph     IR text (default) or Graphviz DOT
+      --emit=KIND         ir: the IR after the target's passes (default); graph: Graphviz
+                          DOT; native code for :cpu, ahead of time: llvm (LLVM IR), asm,
+                          obj (an object file), lib (a shared library: a C function per
+                          entry, needing only libc and libm), header (its C header)
       --stage=raw         the IR as lowered, before the optimisation passes
+      --target=T          the IR for target T's pipeline: cpu (default) or interp
+      --target-cpu=CPU    native code for CPU (default x86-64-v3; native: this machine)
+      -O0 .. -O3          LLVM's optimisation level (default -O2)
       --no-locations      leave the loc(...) source positions out of the IR
       -o OUT              write to OUT (atomically) instead of standard output
 
@@ -52,6 +59,8 @@ options:
   --verify-each           verify the IR after every pass
   --time-passes           report the time each pass takes
   --explain-recompile     say why a jit function compiles another version
+  --print-memory-plan     print each compiled function's buffers: offsets, lifetimes, peak
+  --print-fallbacks       list the operations :cpu code runs on eager kernels
   -h, --help              show this help
   --version               show the version
 )";
@@ -64,7 +73,7 @@ struct Options {
   std::string entry, signature, output;
   std::string emit = "ir";
   bool raw = false;
-  bool locations = true;
+  tsl::Engine::EmitOptions emitOptions;
 };
 
 /// The engine a signal should stop (the one running a file), or nullptr.
@@ -178,7 +187,8 @@ int checkFile(const Options& options) {
 
 int compileFile(const Options& options) {
   if (options.rest.size() != 2 || options.entry.empty() || options.signature.empty()) {
-    std::cerr << "usage: tsl compile FILE --entry NAME --sig \"x:f32[128,64],...\" [--emit=ir|graph] [-o OUT]\n";
+    std::cerr << "usage: tsl compile FILE --entry NAME --sig \"x:f32[128,64],...\" "
+                 "[--emit=ir|graph|llvm|asm|obj|lib|header] [-o OUT]\n";
     return 2;
   }
   std::string text, name;
@@ -188,10 +198,17 @@ int compileFile(const Options& options) {
   SignalTarget target(engine);
   try {
     engine.loadDefinitions(text, name);
-    const auto what = options.emit == "graph" ? tsl::Engine::Emit::Graph
-                      : options.raw           ? tsl::Engine::Emit::RawIr
-                                              : tsl::Engine::Emit::Ir;
-    const std::string result = engine.emit(options.entry, options.signature, what, options.locations);
+    using Emit = tsl::Engine::Emit;
+    const std::pair<const char*, Emit> kinds[] = {{"graph", Emit::Graph}, {"llvm", Emit::Llvm}, {"asm", Emit::Asm},
+                                                  {"obj", Emit::Object},  {"lib", Emit::Library}, {"header", Emit::Header}};
+    Emit what = options.raw ? Emit::RawIr : Emit::Ir;
+    for (const auto& [kind, emit] : kinds)
+      if (options.emit == kind) what = emit;
+    if ((what == Emit::Object || what == Emit::Library) && options.output.empty()) {
+      std::cerr << "tsl: --emit=" << options.emit << " writes a binary file: name it with -o\n";
+      return 2;
+    }
+    const std::string result = engine.emit(options.entry, options.signature, what, options.emitOptions);
     if (options.output.empty()) std::cout << result << std::flush;
     else tsl::writeFileAtomically(options.output, result);
   } catch (const tsl::Error& e) {
@@ -304,11 +321,33 @@ int main(int argc, char** argv) {
       options.debug.explainRecompile = true;
       continue;
     }
+    if (arg == "--print-memory-plan") {
+      options.debug.printMemoryPlan = true;
+      continue;
+    }
+    if (arg == "--print-fallbacks") {
+      options.debug.printFallbacks = true;
+      continue;
+    }
+    if (arg.size() == 3 && arg.starts_with("-O") && arg[2] >= '0' && arg[2] <= '3') {
+      options.debug.optLevel = arg[2] - '0';
+      continue;
+    }
+    if (value("--target-cpu", options.emitOptions.cpu)) continue;
+    if (value("--target", text)) {
+      if (text != "cpu" && text != "interp") {
+        std::cerr << "tsl: --target must be cpu or interp\n";
+        return 2;
+      }
+      options.emitOptions.target = text;
+      continue;
+    }
     if (value("--entry", options.entry) || value("--sig", options.signature) || value("-o", options.output))
       continue;
     if (value("--emit", text)) {
-      if (text != "ir" && text != "graph") {
-        std::cerr << "tsl: --emit must be ir or graph\n";
+      static const char* const kinds[] = {"ir", "graph", "llvm", "asm", "obj", "lib", "header"};
+      if (std::none_of(std::begin(kinds), std::end(kinds), [&](const char* k) { return text == k; })) {
+        std::cerr << "tsl: --emit must be ir, graph, llvm, asm, obj, lib or header\n";
         return 2;
       }
       options.emit = text;
@@ -323,7 +362,7 @@ int main(int argc, char** argv) {
       continue;
     }
     if (arg == "--no-locations") {
-      options.locations = false;
+      options.emitOptions.locations = false;
       continue;
     }
     if (arg.starts_with("-") && arg != "-") {

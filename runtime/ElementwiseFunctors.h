@@ -159,6 +159,22 @@ struct LogicalOrFn {
 
 // ---- Unary ----
 
+/// The elementary functions the transcendental functors compute with: the C library's.
+/// The :cpu backend's kernel library (compiler/cpu/kernels) instantiates the same functors
+/// with the polynomials of runtime/FastMath.h instead, which vectorise.
+struct LibmMath {
+  template <typename T> static T exp(T a) { return std::exp(a); }
+  template <typename T> static T log(T a) { return std::log(a); }
+  template <typename T> static T tanh(T a) { return std::tanh(a); }
+  template <typename T> static T erf(T a) { return std::erf(a); }
+  /// Stable on both tails: never exp of a large positive number.
+  template <typename T> static T sigmoid(T a) {
+    if (a >= T(0)) return T(1) / (T(1) + std::exp(-a));
+    const T e = std::exp(a);
+    return e / (T(1) + e);
+  }
+};
+
 struct NegFn {
   template <typename T> T operator()(T a) const {
     if constexpr (std::is_integral_v<T>) return wrapSub(T(0), a);
@@ -179,11 +195,11 @@ struct SignFn {
   }
 };
 struct ExpFn {
-  template <typename T> T operator()(T a) const { return std::exp(a); }
+  template <typename T, typename M = LibmMath> T operator()(T a) const { return M::exp(a); }
   template <typename A> static auto vec(const A& a) { return a.exp(); }
 };
 struct LogFn {
-  template <typename T> T operator()(T a) const { return std::log(a); }
+  template <typename T, typename M = LibmMath> T operator()(T a) const { return M::log(a); }
   template <typename A> static auto vec(const A& a) { return a.log(); }
 };
 struct Log1pFn {
@@ -214,16 +230,11 @@ struct CosFn {
   template <typename A> static auto vec(const A& a) { return a.cos(); }
 };
 struct TanhFn {
-  template <typename T> T operator()(T a) const { return std::tanh(a); }
+  template <typename T, typename M = LibmMath> T operator()(T a) const { return M::tanh(a); }
   template <typename A> static auto vec(const A& a) { return a.tanh(); }
 };
 struct SigmoidFn {
-  template <typename T> T operator()(T a) const {
-    // Stable on both tails: never exp of a large positive number.
-    if (a >= T(0)) return T(1) / (T(1) + std::exp(-a));
-    const T e = std::exp(a);
-    return e / (T(1) + e);
-  }
+  template <typename T, typename M = LibmMath> T operator()(T a) const { return M::sigmoid(a); }
   template <typename A> static auto vec(const A& a) { return a.logistic(); }
 };
 struct ReluFn {
@@ -231,14 +242,14 @@ struct ReluFn {
   template <typename A> static auto vec(const A& a) { return a.cwiseMax(typename A::Scalar(0)); }
 };
 struct GeluFn {
-  template <typename T> T operator()(T a) const {
-    return T(0.5) * a * (T(1) + std::erf(a * T(0.70710678118654752440)));
+  template <typename T, typename M = LibmMath> T operator()(T a) const {
+    return T(0.5) * a * (T(1) + M::erf(a * T(0.70710678118654752440)));
   }
 };
 struct GeluTanhFn {
-  template <typename T> T operator()(T a) const {
+  template <typename T, typename M = LibmMath> T operator()(T a) const {
     const T c = T(0.79788456080286535588); // sqrt(2/pi)
-    return T(0.5) * a * (T(1) + std::tanh(c * (a + T(0.044715) * a * a * a)));
+    return T(0.5) * a * (T(1) + M::tanh(c * (a + T(0.044715) * a * a * a)));
   }
 };
 struct LogicalNotFn { template <typename T> bool operator()(T a) const { return a == T(0); } };

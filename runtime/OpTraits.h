@@ -20,6 +20,13 @@ enum OpTrait : uint32_t {
   kCreation = 1u << 3,      ///< makes a tensor from its attributes alone
   kRandom = 1u << 4,        ///< a pure function of a key
   kSideEffecting = 1u << 5, ///< must not be removed, merged or reordered
+  kView = 1u << 6,          ///< each result element is the operand's element at an affine
+                            ///< index (a strided view: transpose, slice, broadcast-to...),
+                            ///< so a loop can read through it without a copy
+  kSameOrder = 1u << 7,     ///< the result is the operand's elements in the same order
+                            ///< (reshape, squeeze...): it can share the operand's memory
+  kLoopReduction = 1u << 8, ///< a reduction along axes that a generated loop accumulates
+                            ///< element by element (sum, max, argmax...)
 };
 
 /// How an operation may be fused with its neighbours (the fuse pass's rules).

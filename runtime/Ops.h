@@ -34,34 +34,34 @@ namespace tsl {
   X(Where, "where", "where", 3, 3, NoAttrs, Elementwise, Agnostic, 0, whereType, whereKernel)      \
   X(Clip, "clip", "clip", 3, 3, NoAttrs, Elementwise, Agnostic, 0, clipType, clipKernel)           \
   X(Cast, "astype", "astype", 1, 1, CastAttrs, Elementwise, Agnostic, 0, castType, castKernel)     \
-  X(Sum, "sum", "sum", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0, reduceType<ReduceOp::Sum>,  \
+  X(Sum, "sum", "sum", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction, reduceType<ReduceOp::Sum>,  \
     reduceKernel<ReduceOp::Sum>)                                                                   \
-  X(Mean, "mean", "mean", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0, reduceType<ReduceOp::Mean>, \
+  X(Mean, "mean", "mean", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction, reduceType<ReduceOp::Mean>, \
     reduceKernel<ReduceOp::Mean>)                                                                  \
-  X(Prod, "prod", "prod", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0, reduceType<ReduceOp::Prod>, \
+  X(Prod, "prod", "prod", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction, reduceType<ReduceOp::Prod>, \
     reduceKernel<ReduceOp::Prod>)                                                                  \
-  X(Max, "max", "max", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0, reduceType<ReduceOp::Max>,  \
+  X(Max, "max", "max", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction, reduceType<ReduceOp::Max>,  \
     reduceKernel<ReduceOp::Max>)                                                                   \
-  X(Min, "min", "min", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0, reduceType<ReduceOp::Min>,  \
+  X(Min, "min", "min", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction, reduceType<ReduceOp::Min>,  \
     reduceKernel<ReduceOp::Min>)                                                                   \
-  X(ArgMax, "argmax", "argmax", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0,                    \
+  X(ArgMax, "argmax", "argmax", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction,                    \
     reduceType<ReduceOp::ArgMax>, reduceKernel<ReduceOp::ArgMax>)                                  \
-  X(ArgMin, "argmin", "argmin", 1, 1, ReduceAttrs, Reduction, AxisSensitive, 0,                    \
+  X(ArgMin, "argmin", "argmin", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction,                    \
     reduceType<ReduceOp::ArgMin>, reduceKernel<ReduceOp::ArgMin>)                                  \
   X(LogSumExp, "logsumexp", "logsumexp", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kFloatOnly,  \
     reduceType<ReduceOp::LogSumExp>, reduceKernel<ReduceOp::LogSumExp>)                            \
-  X(Reshape, "reshape", "reshape", 1, 1, ShapeAttrs, Injective, LayoutDemanding, 0, reshapeType,   \
+  X(Reshape, "reshape", "reshape", 1, 1, ShapeAttrs, Injective, LayoutDemanding, kView | kSameOrder, reshapeType,   \
     reshapeKernel)                                                                                 \
-  X(Transpose, "transpose", "transpose", 1, 1, PermAttrs, Injective, AxisSensitive, 0,             \
+  X(Transpose, "transpose", "transpose", 1, 1, PermAttrs, Injective, AxisSensitive, kView,             \
     transposeType, transposeKernel)                                                                \
-  X(BroadcastTo, "broadcast-to", "broadcast_to", 1, 1, ShapeAttrs, Injective, AxisSensitive, 0,    \
+  X(BroadcastTo, "broadcast-to", "broadcast_to", 1, 1, ShapeAttrs, Injective, AxisSensitive, kView,    \
     broadcastToType, broadcastToKernel)                                                            \
-  X(ExpandDims, "expand-dims", "expand_dims", 1, 1, AxisAttrs, Injective, AxisSensitive, 0,        \
+  X(ExpandDims, "expand-dims", "expand_dims", 1, 1, AxisAttrs, Injective, AxisSensitive, kView | kSameOrder,        \
     expandDimsType, expandDimsKernel)                                                              \
-  X(Squeeze, "squeeze", "squeeze", 1, 1, AxesAttrs, Injective, AxisSensitive, 0, squeezeType,      \
+  X(Squeeze, "squeeze", "squeeze", 1, 1, AxesAttrs, Injective, AxisSensitive, kView | kSameOrder, squeezeType,      \
     squeezeKernel)                                                                                 \
-  X(Slice, "slice", "slice", 1, 1, SliceAttrs, Injective, AxisSensitive, 0, sliceType, sliceKernel) \
-  X(Index, "get", "index", 1, 1, IndexAttrs, Injective, AxisSensitive, 0, indexType, indexKernel)  \
+  X(Slice, "slice", "slice", 1, 1, SliceAttrs, Injective, AxisSensitive, kView, sliceType, sliceKernel) \
+  X(Index, "get", "index", 1, 1, IndexAttrs, Injective, AxisSensitive, kView, indexType, indexKernel)  \
   X(Concat, "concat", "concat", 1, -1, AxisAttrs, Injective, AxisSensitive, 0, concatType,         \
     concatKernel)                                                                                  \
   X(Stack, "stack", "stack", 1, -1, AxisAttrs, Injective, AxisSensitive, 0, stackType, stackKernel) \
@@ -105,7 +105,7 @@ namespace tsl {
     randomType, randNormalKernel)                                                                  \
   X(Dropout, "dropout", "dropout", 2, 2, RateAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly, \
     dropoutType, dropoutKernel)                                                                    \
-  X(StopGradient, "stop-gradient", "stop_gradient", 1, 1, NoAttrs, Elementwise, Agnostic, 0,       \
+  X(StopGradient, "stop-gradient", "stop_gradient", 1, 1, NoAttrs, Elementwise, Agnostic, kSameOrder,       \
     stopGradientType, stopGradientKernel)                                                          \
   X(SliceGrad, "slice-grad", "slice_grad", 1, 1, SliceGradAttrs, Opaque, AxisSensitive, 0,         \
     sliceGradType, sliceGradKernel)                                                                \

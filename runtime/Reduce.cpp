@@ -8,6 +8,7 @@
 
 #include "runtime/Dispatch.h"
 #include "runtime/Elementwise.h"
+#include "runtime/RowKernels.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Views.h"
 
@@ -124,27 +125,9 @@ R reduceRow(ReduceOp op, const S* row, int64_t n) {
   }
   case ReduceOp::LogSumExp: {
     if constexpr (std::is_floating_point_v<S>) {
-      if (n == 0) return convertElement<R>(-std::numeric_limits<double>::infinity());
-      const auto values = Eigen::Map<const Eigen::Array<S, Eigen::Dynamic, 1>>(row, n);
-      S top = row[0];
-      for (int64_t i = 0; i < n; ++i) {
-        if (isNan(row[i])) return convertElement<R>(row[i]);
-        top = std::max(top, row[i]);
-      }
-      if (std::isinf(top)) return convertElement<R>(top); // all -inf, or any +inf
-      return convertElement<R>(top + std::log((values - top).exp().sum()));
+      return convertElement<R>(rows::logSumExp<S>(row, n, 1));
     } else if constexpr (kIsFloatElement<S>) { // f16, bf16: in float
-      if (n == 0) return convertElement<R>(-std::numeric_limits<double>::infinity());
-      float top = static_cast<float>(row[0]);
-      for (int64_t i = 0; i < n; ++i) {
-        const float v = static_cast<float>(row[i]);
-        if (std::isnan(v)) return convertElement<R>(v);
-        top = std::max(top, v);
-      }
-      if (std::isinf(top)) return convertElement<R>(top);
-      float total = 0;
-      for (int64_t i = 0; i < n; ++i) total += std::exp(static_cast<float>(row[i]) - top);
-      return convertElement<R>(top + std::log(total));
+      return convertElement<R>(rows::logSumExp<float>(row, n, 1));
     } else {
       fail(ErrorKind::Internal, "logsumexp of a non-float row");
     }

@@ -8,6 +8,7 @@
 #include "runtime/Loops.h"
 #include "runtime/Elementwise.h"
 #include "runtime/Reduce.h"
+#include "runtime/RowKernels.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Views.h"
 
@@ -56,62 +57,23 @@ Tensor alongAxis(const Tensor& x, int64_t axis, const char* name, RowFn rowFn) {
   return contiguous(transpose(out, perm)); // the swap is its own inverse
 }
 
-template <typename C>
-using RowMap = Eigen::Map<Eigen::Array<C, Eigen::Dynamic, 1>>;
-template <typename C>
-using ConstRowMap = Eigen::Map<const Eigen::Array<C, Eigen::Dynamic, 1>>;
-
-template <typename C>
-C rowMax(const C* row, int64_t n) {
-  C top = -std::numeric_limits<C>::infinity();
-  for (int64_t j = 0; j < n; ++j) {
-    if (row[j] != row[j]) return row[j];
-    top = std::max(top, row[j]);
-  }
-  return top;
-}
-
 } // namespace
 
 DType floatComputeType(DType input) { return isFloat(input) ? input : DType::F32; }
 
 Tensor softmax(const Tensor& x, int64_t axis) {
-  return alongAxis(x, axis, "softmax", [](const auto* row, auto* out, int64_t n) {
-    using C = std::remove_const_t<std::remove_pointer_t<decltype(row)>>;
-    const C top = rowMax(row, n);
-    const C shift = std::isinf(top) ? C(0) : top;
-    RowMap<C> result(out, n);
-    result = (ConstRowMap<C>(row, n) - shift).exp();
-    result *= C(1) / result.sum();
-  });
+  return alongAxis(x, axis, "softmax", [](const auto* row, auto* out, int64_t n) { rows::softmax(row, out, n, 1); });
 }
 
 Tensor logSoftmax(const Tensor& x, int64_t axis) {
-  return alongAxis(x, axis, "log-softmax", [](const auto* row, auto* out, int64_t n) {
-    using C = std::remove_const_t<std::remove_pointer_t<decltype(row)>>;
-    const C top = rowMax(row, n);
-    const C shift = std::isinf(top) ? C(0) : top;
-    const ConstRowMap<C> values(row, n);
-    // (x - max) - log sum exp(x - max): subtracting max + log-sum in one step would round
-    // max + log-sum first and lose the small differences of large logits.
-    const C logSum = std::log((values - shift).exp().sum());
-    RowMap<C>(out, n) = (values - shift) - logSum;
-  });
+  return alongAxis(x, axis, "log-softmax",
+                   [](const auto* row, auto* out, int64_t n) { rows::logSoftmax(row, out, n, 1); });
 }
 
 Tensor layerNorm(const Tensor& x, int64_t axis, double eps) {
   if (!(eps >= 0)) fail(ErrorKind::Value, "layer-norm: eps must be non-negative, got ", eps);
-  return alongAxis(x, axis, "layer-norm", [eps](const auto* row, auto* out, int64_t n) {
-    using C = std::remove_const_t<std::remove_pointer_t<decltype(row)>>;
-    C mean = 0;
-    for (int64_t j = 0; j < n; ++j) mean += row[j];
-    mean /= static_cast<C>(n);
-    C var = 0;
-    for (int64_t j = 0; j < n; ++j) var += (row[j] - mean) * (row[j] - mean);
-    var /= static_cast<C>(n);
-    const C scale = C(1) / std::sqrt(var + static_cast<C>(eps));
-    for (int64_t j = 0; j < n; ++j) out[j] = (row[j] - mean) * scale;
-  });
+  return alongAxis(x, axis, "layer-norm",
+                   [eps](const auto* row, auto* out, int64_t n) { rows::layerNorm(row, out, n, 1, eps); });
 }
 
 Shape crossEntropyShape(const Shape& logits, const Shape& labels) {
@@ -130,24 +92,21 @@ Tensor crossEntropy(const Tensor& logits, const Tensor& labels) {
   crossEntropyShape(logits.shape(), labels.shape());
   if (!isInteger(labels.dtype()))
     fail(ErrorKind::Type, "cross-entropy: labels must be integers, got ", dtypeName(labels.dtype()));
-  const Tensor rows = logits.rank() == 1 ? expandDims(logits, 0) : logits;
-  const Tensor logp = logSoftmax(rows, -1);
-  const Tensor idx = contiguous(astype(labels.isScalar() ? broadcastTo(labels, Shape{1}) : labels, DType::I64));
-  const int64_t n = rows.shape()[0], c = rows.shape()[1];
+  const DType dtype = floatComputeType(logits.dtype());
+  const DType compute = dtype == DType::F64 ? DType::F64 : DType::F32; // halves in float
+  const Tensor rows = contiguous(astype(logits, compute));
+  const Tensor idx = contiguous(astype(labels, DType::I64));
+  const int64_t n = labels.isScalar() ? 1 : labels.shape()[0], c = logits.shape()[logits.rank() - 1];
   const int64_t* ip = reinterpret_cast<const int64_t*>(idx.data());
-  double total = 0;
-  dispatchDType(logp.dtype(), [&](auto tag) {
+  if (const int64_t bad = rows::badLabel(ip, n, c); bad >= 0)
+    fail(ErrorKind::Value, "cross-entropy: label ", ip[bad], " is outside [0, ", c, ")");
+  double loss = 0;
+  dispatchDType(compute, [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (kIsFloatElement<T>) {
-      const T* lp = reinterpret_cast<const T*>(logp.data());
-      for (int64_t i = 0; i < n; ++i) {
-        if (ip[i] < 0 || ip[i] >= c)
-          fail(ErrorKind::Value, "cross-entropy: label ", ip[i], " is outside [0, ", c, ")");
-        total -= toDouble(lp[i * c + ip[i]]);
-      }
-    }
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>)
+      loss = static_cast<double>(rows::crossEntropy(reinterpret_cast<const T*>(rows.data()), ip, n, c));
   });
-  return Tensor::ofFloat(n == 0 ? std::nan("") : total / static_cast<double>(n), logp.dtype());
+  return Tensor::ofFloat(loss, dtype);
 }
 
 Tensor mse(const Tensor& a, const Tensor& b) {

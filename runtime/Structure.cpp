@@ -101,9 +101,6 @@ std::vector<Tensor> split(const Tensor& x, int64_t n, int64_t axis) {
   return parts;
 }
 
-namespace {
-
-/// The pair of widths for every axis: one pair applies to all.
 std::vector<std::array<int64_t, 2>> padWidths(const Shape& x, std::span<const std::array<int64_t, 2>> widths) {
   if (widths.size() == 1) return std::vector<std::array<int64_t, 2>>(static_cast<size_t>(x.rank()), widths[0]);
   if (static_cast<int>(widths.size()) != x.rank())
@@ -111,8 +108,6 @@ std::vector<std::array<int64_t, 2>> padWidths(const Shape& x, std::span<const st
          " (give one pair for every axis, or one for all)");
   return {widths.begin(), widths.end()};
 }
-
-} // namespace
 
 Shape padShape(const Shape& x, std::span<const std::array<int64_t, 2>> widths) {
   const auto all = padWidths(x, widths);

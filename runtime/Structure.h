@@ -24,6 +24,8 @@ std::vector<Tensor> split(const Tensor& x, int64_t n, int64_t axis);
 /// x with widths[i] = {before, after} elements of `value` added on axis i; one pair
 /// pads every axis alike (NumPy's rule); otherwise there must be one pair per axis.
 Tensor pad(const Tensor& x, std::span<const std::array<int64_t, 2>> widths, double value);
+/// The pair of widths for every axis of x: `widths` has one pair per axis, or one for all.
+std::vector<std::array<int64_t, 2>> padWidths(const Shape& x, std::span<const std::array<int64_t, 2>> widths);
 Shape padShape(const Shape& x, std::span<const std::array<int64_t, 2>> widths);
 
 /// Elements of x at `indices` (integers, negative counting from the end) along `axis`:

@@ -151,6 +151,7 @@ private:
         for (const auto& arg : body.arguments()) env.erase(arg.get());
         return;
       }
+      case Structural::Raise: throw Error(op.raiseKind(), op.message(), op.span());
       case Structural::TapeNew:
         tapes_.emplace_back();
         env[op.result()] = Tensor::ofInt(static_cast<int64_t>(tapes_.size() - 1));

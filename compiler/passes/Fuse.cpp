@@ -6,10 +6,11 @@
 // Rules, asked of the operation table's fusion classes, never of names:
 //  - a chain of elementwise operations of one shape becomes one loop nest (one read of
 //    each input, one write of the result);
-//  - an input the chain reads through a broadcast, transpose, reshape, squeeze or
-//    expand-dims of a value computed elsewhere reads it in place through that view;
+//  - an input the chain reads through a view (transpose, broadcast-to, slice, reshape...:
+//    the kView trait) of a value computed elsewhere reads it in place through that view;
 //  - a reduction absorbs the elementwise producers of its input (one pass over memory);
-//  - a contraction takes the elementwise chain that consumes it as its epilogue;
+//  - a contraction takes the elementwise chain that consumes it as its epilogue, when
+//    the chain's result has the contraction's type (the epilogue updates it in place);
 //  - a producer joins only if the group is its only user (anything else would compute it
 //    twice or store it anyway), and rank-0 chains stay as they are (scalars live in
 //    registers already). Scalar constants are copied into the region.
@@ -34,32 +35,12 @@ FusionClass classOf(const Operation& op) {
   return op.code().primitive ? opInfo(op.code().kind).fusion : FusionClass::Opaque;
 }
 
-/// Injective operations that are a strided view of their operand, so a loop can read
-/// through them: each output element is the operand element at an affine index.
-bool isAffineView(const Operation& op) {
-  if (!op.code().primitive) return false;
-  switch (op.code().kind) {
-  case OpKind::BroadcastTo:
-  case OpKind::Transpose:
-  case OpKind::ExpandDims:
-  case OpKind::Squeeze:
-  case OpKind::Reshape: return true;
-  default: return false;
-  }
-}
+/// Operations that are a strided view of their operand (the kView trait), so a loop can
+/// read through them: each output element is the operand element at an affine index.
+bool isAffineView(const Operation& op) { return op.code().primitive && opInfo(op.code().kind).has(kView); }
 
-/// Reductions a fused loop can accumulate.
-bool isLoopReduction(const Operation& op) {
-  if (!op.code().primitive) return false;
-  switch (op.code().kind) {
-  case OpKind::Sum:
-  case OpKind::Mean:
-  case OpKind::Prod:
-  case OpKind::Max:
-  case OpKind::Min: return true;
-  default: return false;
-  }
-}
+/// Reductions a fused loop can accumulate (the kLoopReduction trait).
+bool isLoopReduction(const Operation& op) { return op.code().primitive && opInfo(op.code().kind).has(kLoopReduction); }
 
 bool isScalarConstant(const Operation& op) {
   return op.code().is(Structural::Constant) && op.result()->type().rank() == 0;
@@ -125,8 +106,7 @@ private:
         bool join = false;
         if (c == FusionClass::Elementwise && sameSpace) join = true;
         else if (isAffineView(*producer) && sameSpace && producer->operand(0)->type().rank() > 0) join = true;
-        else if (c == FusionClass::Contraction && sameSpace && !reduction && !contraction &&
-                 (producer->code().is(OpKind::MatMul) || producer->code().is(OpKind::Dot))) {
+        else if (c == FusionClass::Contraction && !reduction && !contraction && t == root.result()->type()) {
           join = true;
           contraction = true;
         }

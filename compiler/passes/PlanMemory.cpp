@@ -16,6 +16,7 @@
 #include "ir/MemoryPlan.h"
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 
 namespace tsl::compiler {
@@ -28,17 +29,8 @@ using ir::Operation;
 using ir::Placement;
 using ir::Structural;
 
-/// A view: the same elements in the same order, so no copy is needed.
-bool isView(const Operation& op) {
-  if (!op.code().primitive) return false;
-  switch (op.code().kind) {
-  case OpKind::Reshape:
-  case OpKind::Squeeze:
-  case OpKind::ExpandDims:
-  case OpKind::StopGradient: return true;
-  default: return false;
-  }
-}
+/// A view: the same elements in the same order (the kSameOrder trait), so no copy is needed.
+bool isView(const Operation& op) { return op.code().primitive && opInfo(op.code().kind).has(kSameOrder); }
 
 /// Whether output element i of `op` reads element i of operand `index` and nothing else:
 /// then the result may overwrite that operand.
@@ -252,8 +244,11 @@ private:
 class PlanMemory final : public ir::Pass {
 public:
   const char* name() const override { return "plan-memory"; }
-  bool run(ir::Module& module, ir::PassContext&) override {
-    for (const auto& f : module.functions()) f->setPlan(Planner(*f).run());
+  bool run(ir::Module& module, ir::PassContext& context) override {
+    for (const auto& f : module.functions()) {
+      f->setPlan(Planner(*f).run());
+      if (context.printMemoryPlan) (context.out ? *context.out : std::cerr) << f->plan()->str(*f);
+    }
     return false; // the IR is unchanged
   }
 };

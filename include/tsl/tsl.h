@@ -58,12 +58,20 @@ public:
   /// training script does not train.
   void loadDefinitions(std::string_view source, std::string_view fileName);
 
-  /// What emit() produces.
-  enum class Emit { Ir, RawIr, Graph };
-  /// The IR text (optimised, or as lowered) or Graphviz DOT of the global function `entry`
-  /// lowered for the parameters of `signature`, written "x:f32[128,64],y:i64[128]"
-  /// (names optional; symbolic dimensions such as f32[n,64] allowed).
-  std::string emit(std::string_view entry, std::string_view signature, Emit what, bool locations = true);
+  /// What emit() produces: TSL IR (optimised, or as lowered), Graphviz DOT, or native code
+  /// for :cpu — LLVM IR, assembly, an object file, a shared library, its C header.
+  enum class Emit { Ir, RawIr, Graph, Llvm, Asm, Object, Library, Header };
+  struct EmitOptions {
+    bool locations = true; ///< IR: with loc(...) source positions
+    std::string target;    ///< IR, DOT: whose pipeline (empty: the default target)
+    std::string cpu;       ///< native code: the CPU it is for (empty: portable x86-64-v3;
+                           ///< "native": this machine)
+  };
+  /// The global function `entry` lowered for the parameters of `signature`, written
+  /// "x:f32[128,64],y:i64[128]" (names optional; symbolic dimensions such as f32[n,64]
+  /// allowed for IR), as `what`: text, or the bytes of an object file or library. Native
+  /// code is ahead-of-time code (self-contained: see compiler/cpu/Aot.h).
+  std::string emit(std::string_view entry, std::string_view signature, Emit what, const EmitOptions& options);
 
   /// The switches every compilation obeys (printing IR after passes, timing them...).
   CompileDebug& compileDebug();

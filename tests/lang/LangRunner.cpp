@@ -11,7 +11,7 @@
 // A directive belongs to the last form that ends on or before its line. A form with no
 // `expect-error` must not fail; a form's output must match its `out` lines exactly when
 // it has any. Every top-level call of a user function is also compiled with jit :interp
-// and its result compared with eager's (tests/lang/Differential.h).
+// and jit :cpu, and the results compared with eager's (tests/lang/Differential.h).
 // Usage: tsl-lang-runner FILE...; exit status 1 if anything did not match.
 #include "eval/Evaluator.h"
 #include "tests/lang/Differential.h"
@@ -157,7 +157,7 @@ int runFile(const std::string& path) {
         report(forms[i], "expected output:\n" + wanted + "got:\n" + output.str());
     }
   }
-  std::cout << path << ": " << cases - failures << "/" << cases << " cases passed; jit :interp agreed on " << jit.compared
+  std::cout << path << ": " << cases - failures << "/" << cases << " cases passed; jit :interp and :cpu agreed on " << jit.compared
             << " calls (" << jit.notJittable << " not jittable, " << jit.impure << " impure, " << jit.tooLarge
             << " too large, " << jitFailures
             << " differed)\n";

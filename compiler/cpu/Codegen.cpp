@@ -1,0 +1,502 @@
+// compiler/cpu/Codegen.cpp — the module, the function skeleton, control flow and calls.
+#include "compiler/cpu/FunctionCodegen.h"
+
+#include "ir/Printer.h"
+
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace tsl::compiler::cpu {
+
+namespace {
+
+using ir::Home;
+using ir::Operation;
+using ir::Structural;
+
+int64_t bytesOf(const ir::Type& t) { return t.shape().numel() * static_cast<int64_t>(dtypeSize(t.dtype)); }
+
+/// The context's layout (tsl_abi.h): interrupt, site, pad, detail[2], host.
+llvm::StructType* contextType(llvm::LLVMContext& c) {
+  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(c);
+  return llvm::StructType::get(c, {ptr, i32, i32, llvm::ArrayType::get(llvm::Type::getInt64Ty(c), 2), ptr});
+}
+
+/// Every shape a function handles must be known: the arena is laid out at compile time.
+void requireConcrete(const ir::Function& f) {
+  const auto check = [&](const ir::Value* v, const Span& span) {
+    if (!v->type().concrete())
+      throw Error(ErrorKind::Value,
+                  cat("cpu: ", v->type().str(),
+                      " has a symbolic size; native code is compiled for concrete shapes (give sizes in the signature)"),
+                  span);
+  };
+  for (const auto& arg : f.body().arguments()) check(arg.get(), f.span());
+  ir::walk(f.body(), [&](Operation& op) {
+    for (size_t i = 0; i < op.resultCount(); ++i) check(op.result(i), op.span());
+  });
+}
+
+} // namespace
+
+// ---- The module ----
+
+ModuleCodegen::ModuleCodegen(const ir::Module& module, llvm::Module& out, const CodegenOptions& options)
+    : ir(module), out(out), options(options), library(out) {}
+
+llvm::Function* ModuleCodegen::function(const ir::Function& f) {
+  if (auto it = functions_.find(&f); it != functions_.end()) return it->second;
+  TSL_ASSERT(f.plan(), "cpu: @", f.name(), " has no memory plan");
+  requireConcrete(f);
+  llvm::LLVMContext& c = out.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
+  auto* type = llvm::FunctionType::get(llvm::Type::getInt32Ty(c), {ptr, ptr}, false);
+  const bool entry = functions_.empty();
+  const std::string name = entry ? options.symbol : cat(options.symbol, ".", f.name());
+  llvm::Function* fn = llvm::Function::Create(
+      type, entry ? llvm::Function::ExternalLinkage : llvm::Function::InternalLinkage, name, out);
+  fn->addFnAttr("tsl-generated");
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  fn->getArg(0)->setName("buffers");
+  fn->getArg(1)->setName("context");
+  // The array of buffer pointers is only read, and nothing else points at it.
+  fn->addParamAttr(0, llvm::Attribute::NoAlias);
+  fn->addParamAttr(0, llvm::Attribute::ReadOnly);
+  fn->addParamAttr(0, llvm::Attribute::NoCapture);
+  fn->addParamAttr(1, llvm::Attribute::NoCapture);
+  functions_[&f] = fn;
+  FunctionCodegen(*this, f, fn).run();
+  return fn;
+}
+
+llvm::Function* ModuleCodegen::abi(const char* name) {
+  if (llvm::Function* declared = out.getFunction(name)) return declared;
+  llvm::LLVMContext& c = out.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(c);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(c);
+  const std::string n = name;
+  llvm::FunctionType* type = nullptr;
+  if (n == "tsl_parallel_for") type = llvm::FunctionType::get(i32, {ptr, i64, i64, ptr, ptr}, false);
+  else if (n == "tsl_run_kernel") type = llvm::FunctionType::get(i32, {ptr, i32, ptr, ptr}, false);
+  else if (n == "tsl_tape_new") type = llvm::FunctionType::get(i32, {ptr, ptr}, false);
+  else if (n == "tsl_tape_push" || n == "tsl_tape_pop") type = llvm::FunctionType::get(i32, {ptr, i64, i32, ptr, ptr}, false);
+  TSL_ASSERT(type, "cpu: no host function ", n);
+  llvm::Function* fn = llvm::Function::Create(type, llvm::Function::ExternalLinkage, n, out);
+  fn->addFnAttr(llvm::Attribute::NoUnwind);
+  return fn;
+}
+
+llvm::Constant* ModuleCodegen::constantData(const Tensor& t) {
+  llvm::LLVMContext& c = out.getContext();
+  const Tensor data = contiguous(t);
+  llvm::Type* element = nullptr;
+  switch (dtypeSize(t.dtype())) {
+  case 1: element = llvm::Type::getInt8Ty(c); break;
+  case 2: element = llvm::Type::getInt16Ty(c); break;
+  case 4: element = t.dtype() == DType::F32 ? llvm::Type::getFloatTy(c) : llvm::Type::getInt32Ty(c); break;
+  default: element = t.dtype() == DType::F64 ? llvm::Type::getDoubleTy(c) : llvm::Type::getInt64Ty(c); break;
+  }
+  const size_t bytes = static_cast<size_t>(data.numel()) * data.elementSize();
+  llvm::Constant* init =
+      bytes == 0 ? llvm::ConstantAggregateZero::get(llvm::ArrayType::get(element, 0))
+                 : llvm::ConstantDataArray::getRaw(llvm::StringRef(data.data(), bytes), static_cast<uint64_t>(data.numel()), element);
+  auto* global = new llvm::GlobalVariable(out, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init,
+                                          cat(options.symbol, ".constant"));
+  global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  global->setAlignment(llvm::Align(ir::kArenaAlignment));
+  return global;
+}
+
+int64_t ModuleCodegen::frameBytes(const ir::Function& f) {
+  if (auto it = frames_.find(&f); it != frames_.end()) return it->second;
+  if (!sizing_.insert(&f).second)
+    throw Error(ErrorKind::Value,
+                cat("cpu: @", f.name(), " calls itself; recursive IR functions cannot be compiled for :cpu (use :interp)"),
+                f.span());
+  TSL_ASSERT(f.plan(), "cpu: @", f.name(), " has no memory plan");
+  const int64_t own = f.plan()->arenaBytes;
+  int64_t callees = 0;
+  ir::walk(f.body(), [&](Operation& op) {
+    if (!op.code().is(Structural::Call)) return;
+    const ir::Function* callee = ir.find(op.callee());
+    TSL_ASSERT(callee, "cpu: call of the unknown function @", op.callee());
+    callees = std::max(callees, frameBytes(*callee));
+  });
+  sizing_.erase(&f);
+  return frames_[&f] = own + callees;
+}
+
+Program generate(const ir::Module& module, const ir::Function& entry, llvm::Module& out, const CodegenOptions& options) {
+  ModuleCodegen m(module, out, options);
+  m.program.entry = options.symbol;
+  m.program.frameBytes = m.frameBytes(entry);
+  m.function(entry);
+  m.library.link();
+  std::string problems;
+  llvm::raw_string_ostream stream(problems);
+  if (llvm::verifyModule(out, &stream)) fail(ErrorKind::Internal, "cpu: generated invalid LLVM IR: ", stream.str());
+  return std::move(m.program);
+}
+
+// ---- One function ----
+
+FunctionCodegen::FunctionCodegen(ModuleCodegen& module, const ir::Function& f, llvm::Function* fn)
+    : m_(module), f_(f), plan_(*f.plan()), fn_(fn), b_(fn->getContext()) {}
+
+llvm::AllocaInst* FunctionCodegen::slot(llvm::Type* type, const char* name) {
+  llvm::IRBuilder<> at(entry_, entry_->begin());
+  return at.CreateAlloca(type, nullptr, name);
+}
+
+void FunctionCodegen::run() {
+  llvm::LLVMContext& c = context();
+  entry_ = llvm::BasicBlock::Create(c, "entry", fn_);
+  b_.SetInsertPoint(entry_);
+  buffers_ = fn_->getArg(0);
+  context_ = fn_->getArg(1);
+  const ir::Operation* ret = f_.body().terminator();
+  TSL_ASSERT(ret && ret->code().is(Structural::Return), "cpu: @", f_.name(), " does not end in return");
+  const auto& params = f_.body().arguments();
+  const size_t inputs = params.size(), results = ret->operands().size();
+  for (size_t i = 0; i < inputs; ++i) {
+    const ir::Value* p = params[i].get();
+    llvm::Value* at = buffer(i);
+    values_[p] = p->type().rank() == 0 ? b_.CreateLoad(storageType(p->type().dtype), at, p->name()) : at;
+  }
+  firstOutput_ = inputs;
+  arena_ = buffer(inputs + results);
+  arena_->setName("arena");
+  for (size_t r = results; r-- > 0;) {
+    const ir::Placement* p = plan_.find(ret->operand(r));
+    if (p && p->home == Home::Result) outputIndex_[ret->operand(r)] = r; // the first return of it
+  }
+  block(f_.body());
+  returnOp(*ret);
+}
+
+void FunctionCodegen::block(const ir::Block& block) {
+  for (const auto& op : block.ops())
+    if (!op->code().isTerminator()) operation(*op);
+}
+
+void FunctionCodegen::operation(const Operation& op) {
+  const ir::OpCode code = op.code();
+  if (code.primitive) return primitive(op);
+  switch (code.structural) {
+  case Structural::Constant:
+    values_[op.result()] = op.result()->type().rank() == 0 ? static_cast<llvm::Value*>(constantScalar(op.constant()))
+                                                           : m_.constantData(op.constant());
+    return;
+  case Structural::If: return ifOp(op);
+  case Structural::While: return whileOp(op);
+  case Structural::Call: return callOp(op);
+  case Structural::TapeNew:
+  case Structural::TapePush:
+  case Structural::TapePop: return tapeOp(op);
+  case Structural::Fused: return fused(op);
+  case Structural::Raise: return raiseOp(op);
+  default: fail(ErrorKind::Internal, "cpu: unexpected ", code.name());
+  }
+}
+
+// ---- Values ----
+
+llvm::Value* FunctionCodegen::scalar(const ir::Value* v) {
+  auto it = values_.find(v);
+  TSL_ASSERT(it != values_.end(), "cpu: a scalar used before it is computed");
+  return it->second;
+}
+
+llvm::Value* FunctionCodegen::pointer(const ir::Value* v) {
+  if (v->type().rank() == 0) {
+    llvm::Value* x = scalar(v);
+    llvm::AllocaInst* spill = slot(x->getType(), "spill");
+    b_.CreateStore(x, spill);
+    return spill;
+  }
+  auto it = values_.find(v);
+  TSL_ASSERT(it != values_.end(), "cpu: a tensor used before it is computed");
+  return it->second;
+}
+
+llvm::Value* FunctionCodegen::destination(const ir::Value* v) {
+  if (v->type().rank() == 0) {
+    llvm::AllocaInst* out = slot(storageType(v->type().dtype), "scalar");
+    slots_[v] = out;
+    return out;
+  }
+  if (auto it = values_.find(v); it != values_.end()) return it->second; // region arguments, if/while results
+  const ir::Placement* p = plan_.find(v);
+  TSL_ASSERT(p, "cpu: a value without a place in the memory plan");
+  llvm::Value* at = nullptr;
+  switch (p->home) {
+  case Home::Arena: at = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), arena_, static_cast<uint64_t>(p->offset)); break;
+  case Home::Result: at = buffer(firstOutput_ + outputIndex_.at(v)); break;
+  case Home::Shared: at = pointer(p->shares); break;
+  default: fail(ErrorKind::Internal, "cpu: a computed value placed as ", ir::homeName(p->home));
+  }
+  values_[v] = at;
+  return at;
+}
+
+void FunctionCodegen::finishScalar(const ir::Value* v) {
+  llvm::AllocaInst* at = slots_.at(v);
+  values_[v] = b_.CreateLoad(at->getAllocatedType(), at);
+}
+
+llvm::AllocaInst* FunctionCodegen::scalarSlot(const ir::Value* v) {
+  if (auto it = slots_.find(v); it != slots_.end()) return it->second;
+  return slots_[v] = slot(storageType(v->type().dtype), "carried");
+}
+
+Access FunctionCodegen::access(const ir::Value* v) {
+  Access a;
+  a.dtype = v->type().dtype;
+  if (v->type().rank() == 0) {
+    a.base = scalar(v);
+    a.scalar = true;
+    return a;
+  }
+  a.base = pointer(v);
+  const Shape shape = v->type().shape();
+  a.strides.resize(static_cast<size_t>(shape.rank()));
+  int64_t step = 1;
+  for (int d = shape.rank(); d-- > 0;) {
+    a.strides[static_cast<size_t>(d)] = step;
+    step *= shape[d];
+  }
+  return a;
+}
+
+// ---- Errors, interrupts, memory ----
+
+int FunctionCodegen::checkSite(ErrorKind kind, std::string message, const Span& span) {
+  m_.program.checks.push_back({kind, std::move(message), span});
+  return static_cast<int>(m_.program.checks.size() - 1);
+}
+
+void FunctionCodegen::check(llvm::Value* failed, int site, llvm::Value* detail0, llvm::Value* detail1) {
+  llvm::LLVMContext& c = context();
+  llvm::BasicBlock* bad = llvm::BasicBlock::Create(c, "check.failed", fn_);
+  llvm::BasicBlock* good = llvm::BasicBlock::Create(c, "check.ok", fn_);
+  b_.CreateCondBr(failed, bad, good, llvm::MDBuilder(c).createBranchWeights(1, 1 << 20));
+  b_.SetInsertPoint(bad);
+  llvm::StructType* ctx = contextType(c);
+  b_.CreateStore(i32(site), b_.CreateStructGEP(ctx, context_, 1));
+  llvm::Value* details = b_.CreateStructGEP(ctx, context_, 3);
+  b_.CreateStore(b_.CreateSExtOrTrunc(detail0, b_.getInt64Ty()), b_.CreateConstInBoundsGEP2_32(ctx->getElementType(3), details, 0, 0));
+  b_.CreateStore(b_.CreateSExtOrTrunc(detail1, b_.getInt64Ty()), b_.CreateConstInBoundsGEP2_32(ctx->getElementType(3), details, 0, 1));
+  b_.CreateRet(i32(1)); // TSL_ERROR_CHECK
+  b_.SetInsertPoint(good);
+}
+
+void FunctionCodegen::propagate(llvm::Value* code) {
+  llvm::LLVMContext& c = context();
+  llvm::BasicBlock* bad = llvm::BasicBlock::Create(c, "failed", fn_);
+  llvm::BasicBlock* good = llvm::BasicBlock::Create(c, "ok", fn_);
+  b_.CreateCondBr(b_.CreateICmpNE(code, i32(0)), bad, good, llvm::MDBuilder(c).createBranchWeights(1, 1 << 20));
+  b_.SetInsertPoint(bad);
+  b_.CreateRet(code);
+  b_.SetInsertPoint(good);
+}
+
+void FunctionCodegen::pollInterrupt() {
+  llvm::LLVMContext& c = context();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
+  llvm::Value* flag = b_.CreateLoad(ptr, b_.CreateStructGEP(contextType(c), context_, 0), "interrupt");
+  llvm::BasicBlock* read = llvm::BasicBlock::Create(c, "interrupt.read", fn_);
+  llvm::BasicBlock* stop = llvm::BasicBlock::Create(c, "interrupted", fn_);
+  llvm::BasicBlock* go = llvm::BasicBlock::Create(c, "interrupt.clear", fn_);
+  b_.CreateCondBr(b_.CreateIsNull(flag), go, read);
+  b_.SetInsertPoint(read);
+  llvm::LoadInst* set = b_.CreateLoad(b_.getInt8Ty(), flag);
+  set->setAtomic(llvm::AtomicOrdering::Monotonic);
+  set->setVolatile(true);
+  b_.CreateCondBr(b_.CreateICmpNE(set, b_.getInt8(0)), stop, go, llvm::MDBuilder(c).createBranchWeights(1, 1 << 20));
+  b_.SetInsertPoint(stop);
+  b_.CreateRet(i32(2)); // TSL_ERROR_INTERRUPTED
+  b_.SetInsertPoint(go);
+}
+
+void FunctionCodegen::copyBytes(llvm::Value* dst, llvm::Value* src, int64_t bytes) {
+  if (dst == src || bytes == 0) return;
+  b_.CreateMemMove(dst, llvm::MaybeAlign(1), src, llvm::MaybeAlign(1), static_cast<uint64_t>(bytes));
+}
+
+llvm::Value* FunctionCodegen::array(const std::vector<llvm::Value*>& values, llvm::Type* type) {
+  llvm::ArrayType* at = llvm::ArrayType::get(type, std::max<size_t>(values.size(), 1));
+  llvm::AllocaInst* out = slot(at, "args");
+  for (size_t i = 0; i < values.size(); ++i) b_.CreateStore(values[i], b_.CreateConstInBoundsGEP2_32(at, out, 0, static_cast<unsigned>(i)));
+  return out;
+}
+
+// ---- Control flow ----
+
+void FunctionCodegen::assign(const std::vector<const ir::Value*>& targets, const std::vector<const ir::Value*>& sources) {
+  TSL_ASSERT(targets.size() == sources.size(), "cpu: a terminator hands on ", sources.size(), " values to ",
+             targets.size());
+  // Read every scalar before writing any (a swap of two carried values).
+  std::vector<llvm::Value*> scalars(sources.size(), nullptr);
+  for (size_t i = 0; i < sources.size(); ++i)
+    if (targets[i]->type().rank() == 0) scalars[i] = scalar(sources[i]);
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (scalars[i]) b_.CreateStore(scalars[i], scalarSlot(targets[i]));
+    else copyBytes(destination(targets[i]), pointer(sources[i]), bytesOf(targets[i]->type()));
+  }
+}
+
+void FunctionCodegen::ifOp(const Operation& op) {
+  llvm::LLVMContext& c = context();
+  llvm::Value* condition = toCompute(b_, scalar(op.operand(0)), op.operand(0)->type().dtype);
+  std::vector<const ir::Value*> results;
+  for (size_t i = 0; i < op.resultCount(); ++i) {
+    results.push_back(op.result(i));
+    if (op.result(i)->type().rank() == 0) scalarSlot(op.result(i));
+    else destination(op.result(i));
+  }
+  llvm::BasicBlock* thenBlock = llvm::BasicBlock::Create(c, "then", fn_);
+  llvm::BasicBlock* elseBlock = llvm::BasicBlock::Create(c, "else", fn_);
+  llvm::BasicBlock* merge = llvm::BasicBlock::Create(c, "endif", fn_);
+  b_.CreateCondBr(condition, thenBlock, elseBlock);
+  for (int side = 0; side < 2; ++side) {
+    b_.SetInsertPoint(side == 0 ? thenBlock : elseBlock);
+    const ir::Block& region = op.region(static_cast<size_t>(side)).block();
+    block(region);
+    const Operation* yield = region.terminator();
+    assign(results, {yield->operands().begin(), yield->operands().end()});
+    b_.CreateBr(merge);
+  }
+  b_.SetInsertPoint(merge);
+  for (const ir::Value* r : results)
+    if (r->type().rank() == 0) values_[r] = b_.CreateLoad(slots_.at(r)->getAllocatedType(), slots_.at(r));
+}
+
+void FunctionCodegen::whileOp(const Operation& op) {
+  llvm::LLVMContext& c = context();
+  const ir::Block& before = op.region(0).block();
+  const ir::Block& after = op.region(1).block();
+  auto values = [](const std::vector<std::unique_ptr<ir::Value>>& owned) {
+    std::vector<const ir::Value*> out;
+    for (const auto& v : owned) out.push_back(v.get());
+    return out;
+  };
+  const std::vector<const ir::Value*> beforeArgs = values(before.arguments()), afterArgs = values(after.arguments());
+  std::vector<const ir::Value*> results;
+  for (size_t i = 0; i < op.resultCount(); ++i) results.push_back(op.result(i));
+  // Homes of everything carried: scalars in stack slots, tensors in the arena.
+  for (const std::vector<const ir::Value*>* list :
+       std::initializer_list<const std::vector<const ir::Value*>*>{&beforeArgs, &afterArgs, &results})
+    for (const ir::Value* v : *list) {
+      if (v->type().rank() == 0) scalarSlot(v);
+      else destination(v);
+    }
+  assign(beforeArgs, {op.operands().begin(), op.operands().end()});
+  llvm::BasicBlock* header = llvm::BasicBlock::Create(c, "while.before", fn_);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(c, "while.after", fn_);
+  llvm::BasicBlock* leaving = llvm::BasicBlock::Create(c, "while.leave", fn_);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(c, "while.end", fn_);
+  b_.CreateBr(header);
+
+  b_.SetInsertPoint(header);
+  auto loadScalars = [&](const std::vector<const ir::Value*>& args) {
+    for (const ir::Value* v : args)
+      if (v->type().rank() == 0) values_[v] = b_.CreateLoad(slots_.at(v)->getAllocatedType(), slots_.at(v));
+  };
+  loadScalars(beforeArgs);
+  block(before);
+  const Operation* condition = before.terminator();
+  llvm::Value* more = toCompute(b_, scalar(condition->operand(0)), condition->operand(0)->type().dtype);
+  const std::vector<const ir::Value*> forwarded(condition->operands().begin() + 1, condition->operands().end());
+  b_.CreateCondBr(more, body, leaving);
+
+  b_.SetInsertPoint(body);
+  assign(afterArgs, forwarded);
+  loadScalars(afterArgs);
+  block(after);
+  const Operation* yield = after.terminator();
+  assign(beforeArgs, {yield->operands().begin(), yield->operands().end()});
+  pollInterrupt(); // a long loop stops on Ctrl-C
+  b_.CreateBr(header);
+
+  b_.SetInsertPoint(leaving);
+  assign(results, forwarded);
+  b_.CreateBr(exit);
+  b_.SetInsertPoint(exit);
+  loadScalars(results);
+}
+
+void FunctionCodegen::callOp(const Operation& op) {
+  const ir::Function* callee = m_.ir.find(op.callee());
+  TSL_ASSERT(callee, "cpu: call of the unknown function @", op.callee());
+  llvm::Function* fn = m_.function(*callee);
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context());
+  std::vector<llvm::Value*> buffers;
+  for (const ir::Value* v : op.operands()) buffers.push_back(pointer(v));
+  for (size_t i = 0; i < op.resultCount(); ++i) buffers.push_back(destination(op.result(i)));
+  // The callee's frame follows this function's own arena.
+  buffers.push_back(b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), arena_, static_cast<uint64_t>(plan_.arenaBytes)));
+  propagate(b_.CreateCall(fn, {array(buffers, ptr), context_}));
+  for (size_t i = 0; i < op.resultCount(); ++i)
+    if (op.result(i)->type().rank() == 0) finishScalar(op.result(i));
+}
+
+void FunctionCodegen::tapeOp(const Operation& op) {
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context());
+  if (op.code().is(Structural::TapeNew)) {
+    llvm::AllocaInst* handle = slot(b_.getInt64Ty(), "tape");
+    propagate(b_.CreateCall(m_.abi("tsl_tape_new"), {context_, handle}));
+    values_[op.result()] = b_.CreateLoad(b_.getInt64Ty(), handle);
+    return;
+  }
+  llvm::Value* tape = scalar(op.operand(0));
+  std::vector<llvm::Value*> data, bytes;
+  if (op.code().is(Structural::TapePush)) {
+    for (size_t i = 1; i < op.operands().size(); ++i) {
+      data.push_back(pointer(op.operand(i)));
+      bytes.push_back(i64(bytesOf(op.operand(i)->type())));
+    }
+  } else {
+    for (size_t i = 1; i < op.resultCount(); ++i) {
+      data.push_back(destination(op.result(i)));
+      bytes.push_back(i64(bytesOf(op.result(i)->type())));
+    }
+  }
+  const char* host = op.code().is(Structural::TapePush) ? "tsl_tape_push" : "tsl_tape_pop";
+  propagate(b_.CreateCall(m_.abi(host), {context_, tape, i32(static_cast<int32_t>(data.size())), array(data, ptr),
+                                         array(bytes, b_.getInt64Ty())}));
+  values_[op.result(0)] = tape;
+  if (op.code().is(Structural::TapePop))
+    for (size_t i = 1; i < op.resultCount(); ++i)
+      if (op.result(i)->type().rank() == 0) finishScalar(op.result(i));
+}
+
+void FunctionCodegen::raiseOp(const Operation& op) {
+  const int site = checkSite(op.raiseKind(), op.message(), op.span());
+  m_.program.checks[static_cast<size_t>(site)].literal = true;
+  check(b_.getTrue(), site, i64(0), i64(0));
+}
+
+llvm::Value* FunctionCodegen::buffer(size_t i) {
+  // Loads of the buffer pointers never change: marked invariant, they stay out of the
+  // code generator's chains of memory operations. Output pointers are loaded where they
+  // are used, so that a function of many results does not keep them all live at once.
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context());
+  llvm::LoadInst* load = b_.CreateLoad(ptr, b_.CreateConstInBoundsGEP1_64(ptr, buffers_, i), cat("buffer", i));
+  load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(context(), {}));
+  return load;
+}
+
+void FunctionCodegen::returnOp(const Operation& ret) {
+  for (size_t r = 0; r < ret.operands().size(); ++r) {
+    const ir::Value* v = ret.operand(r);
+    if (auto home = outputIndex_.find(v); home != outputIndex_.end() && home->second == r) continue; // there already
+    if (v->type().rank() == 0) b_.CreateStore(scalar(v), buffer(firstOutput_ + r));
+    else copyBytes(buffer(firstOutput_ + r), pointer(v), bytesOf(v->type()));
+  }
+  b_.CreateRet(i32(0));
+}
+
+} // namespace tsl::compiler::cpu

@@ -1,0 +1,213 @@
+// compiler/cpu/CpuBackend.cpp — the :cpu backend and its JIT-compiled executables.
+#include "compiler/cpu/CpuBackend.h"
+
+#include "compiler/cpu/Aot.h"
+#include "compiler/cpu/Codegen.h"
+#include "compiler/cpu/HostAbi.h"
+#include "compiler/cpu/Jit.h"
+#include "compiler/cpu/Target.h"
+#include "compiler/passes/Passes.h"
+#include "runtime/Interrupt.h"
+#include "runtime/Views.h"
+
+#include <llvm/IR/LLVMContext.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <ostream>
+
+namespace tsl::compiler {
+
+namespace {
+
+using cpu::Program;
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// Every function of the module gets a memory plan (a custom pipeline may lack the pass).
+void ensurePlans(ir::Module& module) {
+  for (const auto& f : module.functions())
+    if (!f->plan()) {
+      ir::PassContext scratch;
+      createPlanMemoryPass()->run(module, scratch);
+      return;
+    }
+}
+
+class CpuExecutable final : public Executable {
+public:
+  CpuExecutable(std::shared_ptr<const ir::Module> module, const ir::Function& entry, Program program,
+                std::unique_ptr<cpu::Jit::Code> code, CompileOptions options, Backend& backend)
+      : module_(std::move(module)), entry_(entry), program_(std::move(program)), code_(std::move(code)),
+        options_(std::move(options)), backend_(backend) {
+    options_.context = nullptr;
+    options_.fallbacks = nullptr;
+    for (const ir::Type& t : entry_.resultTypes()) results_.push_back(t);
+  }
+
+  const ir::Module& module() const override { return *module_; }
+  const ir::Function& entry() const override { return entry_; }
+
+  std::vector<Tensor> run(std::span<const Tensor> inputs) override {
+    const auto& params = entry_.body().arguments();
+    if (inputs.size() != params.size())
+      fail(ErrorKind::Type, "@", entry_.name(), " takes ", params.size(), " arguments, got ", inputs.size());
+    std::vector<void*> buffers;
+    std::vector<Tensor> held;     // contiguous inputs and the outputs, alive for the call
+    std::vector<uint64_t> scalars(inputs.size() + results_.size());
+    held.reserve(inputs.size() + results_.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const ir::Type& type = params[i]->type();
+      const Tensor& t = inputs[i];
+      if (t.dtype() != type.dtype || !(t.shape() == type.shape()))
+        fail(ErrorKind::Type, "@", entry_.name(), " expects ", type.str(), " for argument ", i + 1, ", got ",
+             TensorType::of(t).str());
+      if (type.rank() == 0) {
+        std::memcpy(&scalars[i], t.data(), t.elementSize());
+        buffers.push_back(&scalars[i]);
+      } else {
+        held.push_back(t.isContiguous() ? t : contiguous(t));
+        buffers.push_back(const_cast<char*>(held.back().data()));
+      }
+    }
+    std::vector<size_t> outputAt;
+    for (size_t r = 0; r < results_.size(); ++r) {
+      if (results_[r].rank() == 0) {
+        buffers.push_back(&scalars[inputs.size() + r]);
+        outputAt.push_back(SIZE_MAX);
+      } else {
+        held.push_back(Tensor::empty(results_[r].dtype, results_[r].shape()));
+        outputAt.push_back(held.size() - 1);
+        buffers.push_back(held.back().mutableData());
+      }
+    }
+    Arena arena(*this);
+    buffers.push_back(arena.data);
+    cpu::HostState host;
+    host.program = &program_;
+    tsl_context context{};
+    context.interrupt = reinterpret_cast<const volatile uint8_t*>(currentInterruptFlag());
+    context.host = &host;
+    const int32_t status = code_->entry()(buffers.data(), &context);
+    if (status != TSL_OK) cpu::raiseStatus(status, context, host, program_);
+    std::vector<Tensor> outputs;
+    for (size_t r = 0; r < results_.size(); ++r)
+      outputs.push_back(outputAt[r] == SIZE_MAX ? Tensor::scalarFromBytes(results_[r].dtype, &scalars[inputs.size() + r])
+                                                : held[outputAt[r]]);
+    return outputs;
+  }
+
+  std::string inspect(std::string_view what) const override {
+    if (what == "fallbacks") {
+      std::string out;
+      for (const std::string& line : program_.fallbacks) out += line + "\n";
+      return out;
+    }
+    const Artifact artifact = what == "asm" ? Artifact::Asm : Artifact::Llvm;
+    return backend_.emit(*module_, entry_, artifact, options_);
+  }
+
+private:
+  /// The executable's arena, reused by every call; a call made while another holds it
+  /// (another thread, or a nested call) gets memory of its own.
+  struct Arena {
+    explicit Arena(CpuExecutable& e) : owner(e) {
+      const int64_t bytes = e.program_.frameBytes;
+      if (bytes == 0) return;
+      if (!e.arenaBusy_.exchange(true)) {
+        if (!e.arena_) e.arena_ = Storage::allocate(static_cast<size_t>(bytes), false);
+        data = e.arena_->data();
+        shared = true;
+      } else {
+        own = Storage::allocate(static_cast<size_t>(bytes), false);
+        data = own->data();
+      }
+    }
+    ~Arena() {
+      if (shared) owner.arenaBusy_.store(false);
+    }
+    CpuExecutable& owner;
+    Ref<Storage> own;
+    void* data = nullptr;
+    bool shared = false;
+  };
+
+  std::shared_ptr<const ir::Module> module_;
+  const ir::Function& entry_;
+  Program program_;
+  std::unique_ptr<cpu::Jit::Code> code_;
+  CompileOptions options_;
+  Backend& backend_;
+  std::vector<ir::Type> results_;
+  Ref<Storage> arena_;
+  std::atomic<bool> arenaBusy_{false};
+};
+
+class CpuBackend final : public Backend {
+public:
+  const char* name() const override { return "cpu"; }
+
+  const std::vector<std::string>& pipeline() const override {
+    static const std::vector<std::string> passes = [] {
+      std::vector<std::string> p = ir::optimizationPasses();
+      p.push_back("fuse");
+      p.push_back("plan-memory");
+      return p;
+    }();
+    return passes;
+  }
+
+  Lowering lowering(OpKind kind) const override { return cpu::cpuLowering(kind); }
+
+  std::unique_ptr<Executable> compile(std::shared_ptr<const ir::Module> module, const ir::Function& entry,
+                                      const CompileOptions& options) override {
+    ensurePlans(const_cast<ir::Module&>(*module));
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!jit_) jit_ = std::make_shared<cpu::Jit>();
+    auto context = std::make_unique<llvm::LLVMContext>();
+    cpu::CodegenOptions codegen;
+    codegen.symbol = cat("tsl.", entry.name(), ".", ++compiled_);
+    // Named after its entry: the JIT needs every module's name to be unique.
+    auto out = std::make_unique<llvm::Module>(codegen.symbol, *context);
+    auto start = std::chrono::steady_clock::now();
+    Program program = cpu::generate(*module, entry, *out, codegen);
+    const double generateSeconds = secondsSince(start);
+    cpu::prepareModule(*out, jit_->machine());
+    start = std::chrono::steady_clock::now();
+    // A huge straight-line program gets the light pipeline: GVN and dead-store
+    // elimination are superlinear in the stores of one block.
+    cpu::optimizeModule(*out, jit_->machine(), cpu::hasHugeBlock(*out) ? std::min(options.optLevel, 1) : options.optLevel);
+    const double optimizeSeconds = secondsSince(start);
+    double codegenSeconds = 0;
+    auto code = cpu::Jit::add(jit_, std::move(out), std::move(context), codegen.symbol, &codegenSeconds);
+    if (options.context && options.context->timePasses) {
+      options.context->timings.emplace_back("llvm-ir-generation", generateSeconds);
+      options.context->timings.emplace_back("llvm-optimization", optimizeSeconds);
+      options.context->timings.emplace_back("llvm-code-generation", codegenSeconds);
+    }
+    if (options.fallbacks)
+      for (const std::string& line : program.fallbacks) *options.fallbacks << "fallback: " << line << "\n";
+    return std::make_unique<CpuExecutable>(std::move(module), entry, std::move(program), std::move(code), options, *this);
+  }
+
+  std::string emit(const ir::Module& module, const ir::Function& entry, Artifact artifact,
+                   const CompileOptions& options) override {
+    ensurePlans(const_cast<ir::Module&>(module));
+    return cpu::emitArtifact(module, entry, artifact, options);
+  }
+
+private:
+  std::mutex mutex_;
+  std::shared_ptr<cpu::Jit> jit_; ///< made on the first compilation
+  uint64_t compiled_ = 0;         ///< numbers each compilation's symbols
+};
+
+} // namespace
+
+std::unique_ptr<Backend> makeCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+} // namespace tsl::compiler

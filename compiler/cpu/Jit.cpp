@@ -1,0 +1,74 @@
+// compiler/cpu/Jit.cpp — the LLJIT: host symbols, adding modules, freeing code.
+#include "compiler/cpu/Jit.h"
+
+#include "compiler/cpu/HostAbi.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+
+#include <chrono>
+
+namespace tsl::compiler::cpu {
+
+namespace {
+
+[[noreturn]] void llvmFailure(const char* what, llvm::Error error) {
+  fail(ErrorKind::Internal, "cpu: ", what, ": ", llvm::toString(std::move(error)));
+}
+
+} // namespace
+
+Jit::Jit() : target_(CpuTarget::host()) {
+  machine_ = makeTargetMachine(target_, 3, true);
+  fastMachine_ = makeTargetMachine(target_, 0, true);
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder) llvmFailure("cannot describe this machine", builder.takeError());
+  builder->setCPU(target_.cpu);
+  builder->getFeatures() = llvm::SubtargetFeatures(target_.features);
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(std::move(*builder)).create();
+  if (!jit) llvmFailure("cannot start the JIT", jit.takeError());
+  jit_ = std::move(*jit);
+  llvm::orc::JITDylib& library = jit_->getMainJITDylib();
+  // The host functions, by name and address: the JIT never searches the process for them.
+  llvm::orc::SymbolMap host;
+  for (const auto& [name, address] : hostSymbols())
+    host[jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                         llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  if (llvm::Error e = library.define(llvm::orc::absoluteSymbols(std::move(host)))) llvmFailure("cannot define host symbols", std::move(e));
+  // What generated code calls of the C library: memcpy, memset, libm's functions.
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
+  if (!process) llvmFailure("cannot search the process", process.takeError());
+  library.addGenerator(std::move(*process));
+}
+
+Jit::~Jit() = default;
+
+Jit::Code::~Code() {
+  if (llvm::Error e = tracker_->remove()) llvm::consumeError(std::move(e)); // nothing a destructor can do
+}
+
+std::unique_ptr<Jit::Code> Jit::add(const std::shared_ptr<Jit>& jit, std::unique_ptr<llvm::Module> module,
+                                    std::unique_ptr<llvm::LLVMContext> context, const std::string& entry,
+                                    double* codegenSeconds) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string object;
+  {
+    std::lock_guard<std::mutex> lock(jit->mutex_);
+    object = emitCode(*module, hasHugeBlock(*module) ? *jit->fastMachine_ : *jit->machine_, true);
+  }
+  module.reset();
+  context.reset();
+  llvm::orc::ResourceTrackerSP tracker = jit->jit_->getMainJITDylib().createResourceTracker();
+  if (llvm::Error e = jit->jit_->addObjectFile(tracker, llvm::MemoryBuffer::getMemBufferCopy(object, entry)))
+    llvmFailure("cannot add the code", std::move(e));
+  auto symbol = jit->jit_->lookup(entry); // links the object
+  if (!symbol) {
+    if (llvm::Error e = tracker->remove()) llvm::consumeError(std::move(e));
+    llvmFailure("cannot compile the module", symbol.takeError());
+  }
+  if (codegenSeconds) *codegenSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::make_unique<Code>(jit, std::move(tracker), symbol->toPtr<EntryFn>());
+}
+
+} // namespace tsl::compiler::cpu

@@ -1,0 +1,58 @@
+// compiler/cpu/KernelLibrary.cpp — the embedded kernel bitcode, declared and linked per module.
+#include "compiler/cpu/FunctionCodegen.h"
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/Attributes.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/Support/MemoryBuffer.h>
+
+
+namespace tsl::compiler::cpu {
+
+// The bitcode, embedded at build time (compiler/CMakeLists.txt).
+extern const unsigned char kKernelBitcode[];
+extern const size_t kKernelBitcode_size;
+
+KernelLibrary::KernelLibrary(llvm::Module& out) : out_(out) {
+  const llvm::StringRef bytes(reinterpret_cast<const char*>(kKernelBitcode), kKernelBitcode_size);
+  auto buffer = llvm::MemoryBuffer::getMemBuffer(bytes, "tsl-kernels", false);
+  // Lazily: function bodies are read only for what the module ends up linking.
+  auto lazy = llvm::getOwningLazyBitcodeModule(std::move(buffer), out.getContext());
+  if (!lazy) {
+    std::string message = llvm::toString(lazy.takeError());
+    fail(ErrorKind::Internal, "cpu: cannot read the kernel library: ", message);
+  }
+  library_ = std::move(*lazy);
+  // The module takes the library's layout until the target machine gives its own, so
+  // that linking the two does not warn of a mismatch.
+  if (out.getDataLayoutStr().empty()) out.setDataLayout(library_->getDataLayout());
+  if (out.getTargetTriple().empty()) out.setTargetTriple(library_->getTargetTriple());
+}
+
+KernelLibrary::~KernelLibrary() = default;
+
+llvm::Function* KernelLibrary::get(const std::string& name) {
+  if (llvm::Function* declared = out_.getFunction(name)) return declared;
+  TSL_ASSERT(library_, "cpu: the kernel library is already linked");
+  llvm::Function* def = library_->getFunction(name);
+  TSL_ASSERT(def, "cpu: the kernel library has no function ", name);
+  llvm::Function* decl = llvm::Function::Create(def->getFunctionType(), llvm::Function::ExternalLinkage, name, out_);
+  decl->setAttributes(def->getAttributes());
+  return decl;
+}
+
+void KernelLibrary::link() {
+  TSL_ASSERT(library_, "cpu: the kernel library is linked twice");
+  if (llvm::Linker::linkModules(out_, std::move(library_), llvm::Linker::LinkOnlyNeeded))
+    fail(ErrorKind::Internal, "cpu: linking the kernel library failed");
+  // Everything from the library is private to the module and meant to be inlined away.
+  for (llvm::Function& f : out_) {
+    if (f.isDeclaration() || f.hasFnAttribute("tsl-generated")) continue;
+    f.setLinkage(llvm::GlobalValue::InternalLinkage);
+    f.removeFnAttr(llvm::Attribute::NoInline);
+    f.removeFnAttr(llvm::Attribute::OptimizeNone);
+    f.addFnAttr(llvm::Attribute::AlwaysInline);
+  }
+}
+
+} // namespace tsl::compiler::cpu

@@ -1,0 +1,555 @@
+// compiler/cpu/Loops.cpp — loop nests: elementwise work, fused groups, reductions.
+//
+// A loop nest walks an iteration space (a concrete shape) row-major. Axes that every
+// operand walks contiguously together are merged first, so that the innermost loop is
+// as long as possible and reads memory at unit stride: that is the loop LLVM vectorises.
+// The outermost loop is split into chunks run by tsl_parallel_for when the nest is large
+// (the body is outlined into a function taking the chunk's [begin, end)).
+//
+// Views inside a fused group (transpose, broadcast-to, reshape, squeeze, expand-dims of
+// an input) are not copied: they change how the input is read, and the strides they read
+// with come from the runtime's own view functions applied to a probe tensor, so there is
+// one definition of every view's index arithmetic.
+#include "compiler/cpu/FunctionCodegen.h"
+
+#include "runtime/Views.h"
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Verifier.h>
+
+namespace tsl::compiler::cpu {
+
+namespace {
+
+std::vector<int64_t> dimsOf(const ir::Type& type) {
+  std::vector<int64_t> dims;
+  for (const ir::Dim& d : type.dims) dims.push_back(d.size);
+  return dims;
+}
+
+int64_t product(const std::vector<int64_t>& v, size_t from = 0) {
+  int64_t n = 1;
+  for (size_t i = from; i < v.size(); ++i) n *= v[i];
+  return n;
+}
+
+/// A tensor with this shape, strides and offset over storage nobody reads: the runtime's
+/// view functions compute the view's strides and offset from it.
+Tensor probe(DType dtype, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, int64_t offset) {
+  static char nothing = 0;
+  return Tensor::view(dtype, Shape(std::span<const int64_t>(shape)), strides, offset, Storage::wrap(&nothing, 0, {}));
+}
+
+/// The access's strides over `space` (right-aligned, NumPy broadcasting: 0 on new axes
+/// and on size-1 axes of a longer space axis).
+std::vector<int64_t> broadcastStrides(const Access& a, const std::vector<int64_t>& own, const std::vector<int64_t>& space) {
+  std::vector<int64_t> out(space.size(), 0);
+  const size_t shift = space.size() - own.size();
+  for (size_t d = 0; d < own.size(); ++d)
+    if (!(own[d] == 1 && space[d + shift] != 1)) out[d + shift] = a.strides[d];
+  return out;
+}
+
+/// for (i = from; i < to; ++i) body(i), in the builder's current function.
+void forLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
+             const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& c = fn->getContext();
+  llvm::BasicBlock* before = b.GetInsertBlock();
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(c, "loop", fn);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(c, "loop.end", fn);
+  b.CreateCondBr(b.CreateICmpSLT(from, to), loop, exit);
+  b.SetInsertPoint(loop);
+  llvm::PHINode* i = b.CreatePHI(b.getInt64Ty(), 2, "i");
+  i->addIncoming(from, before);
+  body(b, i);
+  llvm::Value* next = b.CreateAdd(i, b.getInt64(1), "", true, true);
+  i->addIncoming(next, b.GetInsertBlock());
+  b.CreateCondBr(b.CreateICmpSLT(next, to), loop, exit);
+  b.SetInsertPoint(exit);
+}
+
+/// Nested loops over `sizes`, the first from `begin` to `end`, the others whole.
+void forNest(llvm::IRBuilder<>& b, const std::vector<int64_t>& sizes, llvm::Value* begin, llvm::Value* end,
+             const std::function<void(llvm::IRBuilder<>&, const std::vector<llvm::Value*>&)>& body) {
+  std::vector<llvm::Value*> index;
+  std::function<void(size_t)> level = [&](size_t d) {
+    if (d == sizes.size()) {
+      body(b, index);
+      return;
+    }
+    llvm::Value* from = d == 0 ? begin : b.getInt64(0);
+    llvm::Value* to = d == 0 ? end : b.getInt64(static_cast<uint64_t>(sizes[d]));
+    forLoop(b, from, to, [&](llvm::IRBuilder<>&, llvm::Value* i) {
+      index.push_back(i);
+      level(d + 1);
+      index.pop_back();
+    });
+  };
+  level(0);
+}
+
+/// Σ index[d] · strides[d] + offset.
+llvm::Value* offsetOf(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& index, const std::vector<int64_t>& strides,
+                      int64_t offset) {
+  llvm::Value* at = b.getInt64(static_cast<uint64_t>(offset));
+  for (size_t d = 0; d < index.size(); ++d)
+    if (strides[d] != 0) at = b.CreateAdd(at, b.CreateMul(index[d], b.getInt64(static_cast<uint64_t>(strides[d]))));
+  return at;
+}
+
+/// Merges axes d and d+1 wherever every stride list walks them as one.
+void collapse(std::vector<int64_t>& sizes, std::vector<std::vector<int64_t>*> strideLists) {
+  for (size_t d = sizes.size(); d-- > 1;) {
+    bool merge = true;
+    for (const auto* s : strideLists) merge &= (*s)[d - 1] == (*s)[d] * sizes[d];
+    if (!merge) continue;
+    sizes[d - 1] *= sizes[d];
+    sizes.erase(sizes.begin() + static_cast<std::ptrdiff_t>(d));
+    for (auto* s : strideLists) {
+      (*s)[d - 1] = (*s)[d];
+      s->erase(s->begin() + static_cast<std::ptrdiff_t>(d));
+    }
+  }
+}
+
+} // namespace
+
+Access FunctionCodegen::viewAccess(const ir::Operation& view, const Access& operand) {
+  const OpInfo& info = opInfo(view.code().kind);
+  TSL_ASSERT(info.has(kView), "cpu: ", info.name, " is not a view");
+  // A broadcast, reshape or expand-dims of a scalar reads that scalar everywhere.
+  if (operand.scalar) return operand;
+  const ir::Type& in = view.operand(0)->type();
+  const ir::Type& out = view.result()->type();
+  Access a = operand;
+  if (out.rank() == 0) {
+    // One element: where an index selects it, else the operand's only element.
+    if (const auto* index = std::get_if<IndexAttrs>(&view.attrs()))
+      for (size_t d = 0; d < index->indices.size(); ++d) {
+        const int64_t size = in.dims[d].size, i = *index->indices[d];
+        a.offset += (i < 0 ? i + size : i) * operand.strides[d];
+      }
+    a.strides.clear();
+    return a;
+  }
+  // The operation's own eager kernel computes the view's strides and offset, applied to
+  // a probe tensor laid out as the operand is read: one definition of its index arithmetic.
+  const Tensor x = probe(in.dtype, dimsOf(in), operand.strides, operand.offset);
+  const Tensor inputs[] = {x};
+  const Tensor v = info.kernel(view.attrs(), std::span<const Tensor>(inputs, 1));
+  TSL_ASSERT(v.rank() == out.rank() && v.sharesStorageWith(x), "cpu: ", info.name, " did not give a view");
+  a.strides.assign(v.strides(), v.strides() + v.rank());
+  a.offset = v.offset();
+  return a;
+}
+
+void FunctionCodegen::parallel(int64_t n, int64_t grain, const std::vector<llvm::Value*>& captures,
+                               const std::function<void(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*,
+                                                        const std::vector<llvm::Value*>&)>& body) {
+  llvm::LLVMContext& c = context();
+  // The captured values travel in a struct on the caller's stack.
+  std::vector<llvm::Type*> types;
+  for (llvm::Value* v : captures) types.push_back(v->getType());
+  llvm::StructType* frame = llvm::StructType::get(c, types);
+  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
+  auto* bodyType = llvm::FunctionType::get(b_.getVoidTy(), {ptr, b_.getInt64Ty(), b_.getInt64Ty()}, false);
+  llvm::Function* outlined = llvm::Function::Create(bodyType, llvm::Function::InternalLinkage,
+                                                    cat(fn_->getName().str(), ".loop"), m_.out);
+  outlined->addFnAttr("tsl-generated");
+  outlined->addFnAttr(llvm::Attribute::NoUnwind);
+  outlined->addParamAttr(0, llvm::Attribute::NoAlias);
+  {
+    llvm::IRBuilder<> ob(llvm::BasicBlock::Create(c, "entry", outlined));
+    std::vector<llvm::Value*> loaded;
+    for (size_t i = 0; i < captures.size(); ++i)
+      loaded.push_back(ob.CreateLoad(types[i], ob.CreateStructGEP(frame, outlined->getArg(0), static_cast<unsigned>(i))));
+    body(ob, outlined->getArg(1), outlined->getArg(2), loaded);
+    ob.CreateRetVoid();
+  }
+  llvm::Value* data = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c));
+  if (!captures.empty()) {
+    llvm::IRBuilder<> entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+    data = entry.CreateAlloca(frame);
+    for (size_t i = 0; i < captures.size(); ++i)
+      b_.CreateStore(captures[i], b_.CreateStructGEP(frame, data, static_cast<unsigned>(i)));
+  }
+  grain = std::max<int64_t>(grain, 1);
+  if (n < 2 * grain) {
+    b_.CreateCall(outlined, {data, i64(0), i64(n)});
+    return;
+  }
+  llvm::Function* run = m_.abi("tsl_parallel_for");
+  propagate(b_.CreateCall(run, {context_, i64(n), i64(grain), outlined, data}));
+}
+
+namespace {
+
+/// How a nest's leaves are read inside its loops: those in memory (with their strides
+/// over the iteration space) and the scalars, in the order the outlined body receives
+/// them after the output pointer.
+struct Leaves {
+  std::vector<size_t> memory, scalars; ///< positions in nest.leaves
+  std::vector<std::vector<int64_t>> strides;
+
+  Leaves(const LoopNest& nest, const std::vector<int64_t>& space) {
+    for (size_t i = 0; i < nest.leaves.size(); ++i) {
+      const auto& [value, a] = nest.leaves[i];
+      if (a.scalar) {
+        scalars.push_back(i);
+        continue;
+      }
+      memory.push_back(i);
+      strides.push_back(broadcastStrides(a, dimsOf(value->type()), space));
+    }
+  }
+  /// The values the outlined body needs: `out`, then the leaves' pointers and scalars.
+  std::vector<llvm::Value*> captures(const LoopNest& nest, llvm::Value* out) const {
+    std::vector<llvm::Value*> all{out};
+    for (size_t i : memory) all.push_back(nest.leaves[i].second.base);
+    for (size_t i : scalars) all.push_back(nest.leaves[i].second.base);
+    return all;
+  }
+};
+
+} // namespace
+
+namespace {
+
+/// The nest's result at a full index of its space: loads of the leaves, then its
+/// operations, in the outlined body (`got` holds the captures).
+llvm::Value* nestValue(FunctionCodegen& g, llvm::IRBuilder<>& b, const LoopNest& nest, const Leaves& leaves,
+                       const std::vector<llvm::Value*>& index, const std::vector<llvm::Value*>& got) {
+  std::unordered_map<const ir::Value*, llvm::Value*> values;
+  for (size_t k = 0; k < leaves.memory.size(); ++k) {
+    const auto& [value, a] = nest.leaves[leaves.memory[k]];
+    llvm::Type* t = g.storageType(a.dtype);
+    llvm::Value* at = offsetOf(b, index, leaves.strides[k], a.offset);
+    values[value] = b.CreateLoad(t, b.CreateInBoundsGEP(t, got[1 + k], at));
+  }
+  for (size_t k = 0; k < leaves.scalars.size(); ++k)
+    values[nest.leaves[leaves.scalars[k]].first] = got[1 + leaves.memory.size() + k];
+  for (const ir::Operation* op : nest.ops) {
+    std::vector<llvm::Value*> operands;
+    for (const ir::Value* v : op->operands()) operands.push_back(values.at(v));
+    values[op->result()] = g.elementwise(b, *op, operands);
+  }
+  return values.at(nest.result);
+}
+
+} // namespace
+
+void FunctionCodegen::emitLoop(const LoopNest& nest, const Access& out) {
+  const DType from = nest.result ? nest.result->type().dtype : out.dtype;
+  if (nest.space.empty()) { // one element
+    const Leaves leaves(nest, {});
+    std::vector<llvm::Value*> got = leaves.captures(nest, out.base);
+    llvm::Value* v = nest.result ? nestValue(*this, b_, nest, leaves, {}, got) : nest.fill;
+    llvm::Type* t = storageType(out.dtype);
+    b_.CreateStore(convert(b_, v, from, out.dtype), b_.CreateConstInBoundsGEP1_64(t, out.base, static_cast<uint64_t>(out.offset)));
+    return;
+  }
+  std::vector<int64_t> sizes = nest.space;
+  const Leaves leaves0(nest, sizes);
+  // Merge axes that every operand (and the output) walks as one.
+  std::vector<int64_t> outStrides = out.strides;
+  std::vector<std::vector<int64_t>> strides = leaves0.strides;
+  std::vector<std::vector<int64_t>*> lists{&outStrides};
+  for (auto& s : strides) lists.push_back(&s);
+  collapse(sizes, lists);
+  Leaves leaves = leaves0;
+  leaves.strides = strides;
+  if (product(sizes) == 0) return;
+  const int64_t inner = product(sizes, 1);
+  const std::vector<llvm::Value*> captures = leaves.captures(nest, out.base);
+  parallel(sizes[0], std::max<int64_t>(1, 16384 / std::max<int64_t>(inner, 1)), captures,
+           [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+             forNest(b, sizes, begin, end, [&](llvm::IRBuilder<>& ib, const std::vector<llvm::Value*>& index) {
+               // A fill's constant is made here: constants need no capture.
+               llvm::Value* v = nest.result ? nestValue(*this, ib, nest, leaves, index, got) : nest.fill;
+               llvm::Type* t = storageType(out.dtype);
+               llvm::Value* at = offsetOf(ib, index, outStrides, out.offset);
+               ib.CreateStore(convert(ib, v, from, out.dtype), ib.CreateInBoundsGEP(t, got[0], at));
+             });
+           });
+}
+
+void FunctionCodegen::emitReduction(const LoopNest& nest, const ir::Operation& reduce, llvm::Value* out) {
+  const auto& attrs = std::get<ReduceAttrs>(reduce.attrs());
+  const OpKind kind = reduce.code().kind;
+  const std::vector<int64_t> space = nest.space;
+  const int rank = static_cast<int>(space.size());
+  std::vector<bool> reduced(space.size(), !attrs.noAxes && attrs.axes.empty());
+  if (!attrs.noAxes)
+    for (int64_t axis : attrs.axes) reduced[static_cast<size_t>(normalizeAxis(axis, rank))] = true;
+  std::vector<int64_t> keptSizes, reducedSizes;
+  std::vector<int> keptAxes, reducedAxes;
+  for (int d = 0; d < rank; ++d) {
+    (reduced[static_cast<size_t>(d)] ? reducedSizes : keptSizes).push_back(space[static_cast<size_t>(d)]);
+    (reduced[static_cast<size_t>(d)] ? reducedAxes : keptAxes).push_back(d);
+  }
+  const int64_t n = product(reducedSizes), outCount = product(keptSizes);
+  if (outCount == 0) return;
+  const DType in = nest.result->type().dtype;
+  const DType result = reduce.result()->type().dtype;
+  const bool arg = kind == OpKind::ArgMax || kind == OpKind::ArgMin;
+  const bool extremum = kind == OpKind::Max || kind == OpKind::Min;
+  const bool maximum = kind == OpKind::Max || kind == OpKind::ArgMax;
+  // The accumulator, as the runtime's: integers in i64, f64 in double, the rest in float;
+  // a maximum or minimum in the element's own compute type.
+  const bool integral = isInteger(in) || isBool(in);
+  llvm::Type* acc = extremum || arg ? computeType(in)
+                    : integral      ? b_.getInt64Ty()
+                    : in == DType::F64 ? b_.getDoubleTy() : b_.getFloatTy();
+  if ((extremum || arg) && isBool(in)) acc = b_.getInt8Ty();
+
+  const Leaves leaves(nest, space);
+  const std::vector<llvm::Value*> captures = leaves.captures(nest, out);
+  // An element (storage of `in`) in the accumulator's type.
+  auto widen = [&](llvm::IRBuilder<>& b, llvm::Value* x) -> llvm::Value* {
+    if ((extremum || arg) && isBool(in)) return x;
+    if (extremum || arg) return toCompute(b, x, in);
+    if (integral) return isBool(in) ? b.CreateZExt(x, b.getInt64Ty()) : b.CreateSExt(x, b.getInt64Ty());
+    if (in == DType::F64) return x;
+    return toCompute(b, x, in);
+  };
+  auto isNan = [&](llvm::IRBuilder<>& b, llvm::Value* x) -> llvm::Value* {
+    return x->getType()->isFloatingPointTy() ? b.CreateFCmpUNO(x, x) : b.getFalse();
+  };
+  auto better = [&](llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* than) -> llvm::Value* {
+    if (x->getType()->isFloatingPointTy()) return maximum ? b.CreateFCmpOGT(x, than) : b.CreateFCmpOLT(x, than);
+    if (isBool(in)) return maximum ? b.CreateICmpUGT(x, than) : b.CreateICmpULT(x, than);
+    return maximum ? b.CreateICmpSGT(x, than) : b.CreateICmpSLT(x, than);
+  };
+  auto combine = [&](llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* x) -> llvm::Value* {
+    switch (kind) {
+    case OpKind::Sum:
+    case OpKind::Mean:
+      if (a->getType()->isFloatingPointTy()) {
+        llvm::IRBuilderBase::FastMathFlagGuard keep(b);
+        llvm::FastMathFlags flags;
+        flags.setAllowReassoc(); // the order of a sum is free: it vectorises
+        b.setFastMathFlags(flags);
+        return b.CreateFAdd(a, x);
+      }
+      return b.CreateAdd(a, x);
+    case OpKind::Prod: return a->getType()->isFloatingPointTy() ? b.CreateFMul(a, x) : b.CreateMul(a, x);
+    default: // max, min: the first NaN wins and stays
+      return b.CreateSelect(b.CreateOr(isNan(b, a), b.CreateNot(b.CreateOr(isNan(b, x), better(b, x, a)))), a, x);
+    }
+  };
+  auto identity = [&]() -> llvm::Value* {
+    switch (kind) {
+    case OpKind::Sum:
+    case OpKind::Mean: return llvm::Constant::getNullValue(acc);
+    case OpKind::Prod: return acc->isFloatingPointTy() ? llvm::ConstantFP::get(acc, 1.0) : llvm::ConstantInt::get(acc, 1);
+    default: {
+      if (acc->isFloatingPointTy()) return llvm::ConstantFP::getInfinity(acc, maximum);
+      if (isBool(in)) return llvm::ConstantInt::get(acc, maximum ? 0 : 1);
+      const unsigned bits = acc->getIntegerBitWidth();
+      return llvm::ConstantInt::get(acc, maximum ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));
+    }
+    }
+  };
+  // The accumulated value as the result's storage.
+  auto finish = [&](llvm::IRBuilder<>& b, llvm::Value* a) -> llvm::Value* {
+    if (kind == OpKind::Mean) {
+      llvm::Value* wide = a->getType()->isIntegerTy() ? b.CreateSIToFP(a, b.getDoubleTy())
+                          : a->getType()->isDoubleTy() ? a
+                                                       : b.CreateFPExt(a, b.getDoubleTy());
+      llvm::Value* mean = b.CreateFDiv(wide, llvm::ConstantFP::get(b.getDoubleTy(), static_cast<double>(n)));
+      return convert(b, mean, DType::F64, result);
+    }
+    if (extremum) return isBool(in) ? a : fromCompute(b, a, in);
+    if (integral) return convert(b, a, DType::I64, result);
+    if (in == DType::F64) return convert(b, a, DType::F64, result);
+    return convert(b, a, DType::F32, result); // float accumulator, rounded once
+  };
+  llvm::Type* outT = storageType(result);
+  const bool lastKept = rank > 0 && !reduced[static_cast<size_t>(rank - 1)];
+  // Accumulating into the output row by row (vectorised along the last axis) needs the
+  // accumulator to be the result's own storage.
+  const bool intoOutput = lastKept && !arg && n > 0 && acc == outT && kind != OpKind::Mean;
+  if (!intoOutput) {
+    // Each output element reduces its own slice, the innermost loop along it.
+    parallel(outCount, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), captures,
+             [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+               llvm::Function* fn = b.GetInsertBlock()->getParent();
+               llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+               llvm::AllocaInst* slot = entry.CreateAlloca(acc);
+               llvm::AllocaInst* bestAt = entry.CreateAlloca(b.getInt64Ty());
+               llvm::AllocaInst* nanSeen = entry.CreateAlloca(b.getInt1Ty());
+               forLoop(b, begin, end, [&](llvm::IRBuilder<>& ob, llvm::Value* o) {
+                 // The kept axes' index of output element o.
+                 std::vector<llvm::Value*> kept(keptSizes.size());
+                 llvm::Value* rest = o;
+                 for (size_t k = keptSizes.size(); k-- > 0;) {
+                   llvm::Value* size = ob.getInt64(static_cast<uint64_t>(keptSizes[k]));
+                   kept[k] = ob.CreateURem(rest, size);
+                   rest = ob.CreateUDiv(rest, size);
+                 }
+                 ob.CreateStore(identity(), slot);
+                 ob.CreateStore(ob.getInt64(0), bestAt);
+                 ob.CreateStore(ob.getFalse(), nanSeen);
+                 std::vector<int64_t> sizes = reducedSizes;
+                 if (sizes.empty()) sizes.push_back(1);
+                 if (n > 0)
+                   forNest(ob, sizes, ob.getInt64(0), ob.getInt64(static_cast<uint64_t>(sizes[0])),
+                           [&](llvm::IRBuilder<>& ib, const std::vector<llvm::Value*>& r) {
+                             std::vector<llvm::Value*> index(space.size());
+                             for (size_t k = 0; k < keptAxes.size(); ++k) index[static_cast<size_t>(keptAxes[k])] = kept[k];
+                             for (size_t k = 0; k < reducedAxes.size(); ++k) index[static_cast<size_t>(reducedAxes[k])] = r[k];
+                             llvm::Value* x = widen(ib, nestValue(*this, ib, nest, leaves, index, got));
+                             llvm::Value* a = ib.CreateLoad(acc, slot);
+                             if (!arg) {
+                               ib.CreateStore(combine(ib, a, x), slot);
+                               return;
+                             }
+                             // argmax/argmin: the first NaN, else the first best.
+                             llvm::Value* flat = ib.getInt64(0);
+                             int64_t step = 1;
+                             for (size_t k = r.size(); k-- > 0;) {
+                               flat = ib.CreateAdd(flat, ib.CreateMul(r[k], ib.getInt64(static_cast<uint64_t>(step))));
+                               step *= sizes[k];
+                             }
+                             llvm::Value* seen = ib.CreateLoad(ib.getInt1Ty(), nanSeen);
+                             llvm::Value* first = ib.CreateICmpEQ(flat, ib.getInt64(0));
+                             llvm::Value* nan = isNan(ib, x);
+                             llvm::Value* take =
+                                 ib.CreateAnd(ib.CreateNot(seen), ib.CreateOr(first, ib.CreateOr(nan, better(ib, x, a))));
+                             ib.CreateStore(ib.CreateSelect(take, x, a), slot);
+                             ib.CreateStore(ib.CreateSelect(take, flat, ib.CreateLoad(ib.getInt64Ty(), bestAt)), bestAt);
+                             ib.CreateStore(ib.CreateOr(seen, nan), nanSeen);
+                           });
+                 llvm::Value* value = arg ? convert(ob, ob.CreateLoad(ob.getInt64Ty(), bestAt), DType::I64, result)
+                                          : finish(ob, ob.CreateLoad(acc, slot));
+                 ob.CreateStore(value, ob.CreateInBoundsGEP(outT, got[0], o));
+               });
+             });
+    return;
+  }
+  // The last axis is kept: each output row accumulates in place, the innermost loop
+  // along the row.
+  const int64_t row = space.back();
+  std::vector<int64_t> outerSizes(keptSizes.begin(), keptSizes.end() - 1);
+  std::vector<int> outerAxes(keptAxes.begin(), keptAxes.end() - 1);
+  const int64_t outer = product(outerSizes);
+  parallel(outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(n * row, 1)), captures,
+           [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+             forLoop(b, begin, end, [&](llvm::IRBuilder<>& ob, llvm::Value* o) {
+               std::vector<llvm::Value*> kept(outerSizes.size());
+               llvm::Value* rest = o;
+               for (size_t k = outerSizes.size(); k-- > 0;) {
+                 llvm::Value* size = ob.getInt64(static_cast<uint64_t>(outerSizes[k]));
+                 kept[k] = ob.CreateURem(rest, size);
+                 rest = ob.CreateUDiv(rest, size);
+               }
+               llvm::Value* outRow = ob.CreateInBoundsGEP(outT, got[0], ob.CreateMul(o, ob.getInt64(static_cast<uint64_t>(row))));
+               forLoop(ob, ob.getInt64(0), ob.getInt64(static_cast<uint64_t>(row)), [&](llvm::IRBuilder<>& ib, llvm::Value* j) {
+                 ib.CreateStore(identity(), ib.CreateInBoundsGEP(outT, outRow, j));
+               });
+               std::vector<int64_t> sizes = reducedSizes;
+               sizes.push_back(row);
+               forNest(ob, sizes, ob.getInt64(0), ob.getInt64(static_cast<uint64_t>(sizes[0])),
+                       [&](llvm::IRBuilder<>& ib, const std::vector<llvm::Value*>& r) {
+                         std::vector<llvm::Value*> index(space.size());
+                         for (size_t k = 0; k < outerAxes.size(); ++k) index[static_cast<size_t>(outerAxes[k])] = kept[k];
+                         for (size_t k = 0; k < reducedAxes.size(); ++k) index[static_cast<size_t>(reducedAxes[k])] = r[k];
+                         index[static_cast<size_t>(rank - 1)] = r.back();
+                         llvm::Value* x = widen(ib, nestValue(*this, ib, nest, leaves, index, got));
+                         llvm::Value* at = ib.CreateInBoundsGEP(outT, outRow, r.back());
+                         ib.CreateStore(combine(ib, ib.CreateLoad(acc, at), x), at);
+                       });
+             });
+           });
+}
+
+// ---- Nests from operations ----
+
+LoopNest FunctionCodegen::nestFor(const ir::Operation& op) {
+  LoopNest nest;
+  const OpInfo& info = opInfo(op.code().kind);
+  if (info.has(kView)) {
+    nest.leaves.emplace_back(op.result(), viewAccess(op, access(op.operand(0))));
+    nest.result = op.result();
+    nest.space = dimsOf(op.result()->type());
+    return nest;
+  }
+  for (const ir::Value* v : op.operands())
+    if (std::none_of(nest.leaves.begin(), nest.leaves.end(), [&](const auto& l) { return l.first == v; }))
+      nest.leaves.emplace_back(v, access(v));
+  if (info.has(kLoopReduction)) {
+    nest.result = op.operand(0);
+    nest.space = dimsOf(op.operand(0)->type());
+    return nest;
+  }
+  nest.ops.push_back(&op);
+  nest.result = op.result();
+  nest.space = dimsOf(op.result()->type());
+  return nest;
+}
+
+LoopNest FunctionCodegen::nestForRegion(const ir::Operation& fusedOp, const ir::Operation*& special) {
+  LoopNest nest;
+  special = nullptr;
+  const ir::Block& body = fusedOp.region(0).block();
+  std::unordered_map<const ir::Value*, Access> leafAccess;
+  for (size_t i = 0; i < body.arguments().size(); ++i) leafAccess[body.argument(i)] = access(fusedOp.operand(i));
+  auto addLeaf = [&](const ir::Value* v, Access a) {
+    leafAccess[v] = a;
+    nest.leaves.emplace_back(v, std::move(a));
+  };
+  for (const auto& owned : body.ops()) {
+    const ir::Operation& op = *owned;
+    if (op.code().is(ir::Structural::Yield)) {
+      nest.result = op.operand(0);
+      break;
+    }
+    if (op.code().is(ir::Structural::Constant)) {
+      TSL_ASSERT(op.result()->type().rank() == 0, "cpu: a tensor constant inside a fused region");
+      Access a;
+      a.base = constantScalar(op.constant());
+      a.dtype = op.result()->type().dtype;
+      a.scalar = true;
+      addLeaf(op.result(), a);
+      continue;
+    }
+    const OpInfo& info = opInfo(op.code().kind);
+    if (info.has(kView) && leafAccess.count(op.operand(0))) {
+      addLeaf(op.result(), viewAccess(op, leafAccess.at(op.operand(0))));
+      continue;
+    }
+    if (info.has(kLoopReduction) || info.fusion == FusionClass::Contraction) {
+      special = &op;
+      if (info.fusion == FusionClass::Contraction) { // its result, computed first, feeds the epilogue
+        Access a = access(fusedOp.result()); // the fused result's memory (destination() set it)
+        a.base = pointer(fusedOp.result());
+        addLeaf(op.result(), a);
+      }
+      continue;
+    }
+    for (const ir::Value* v : op.operands())
+      if (leafAccess.count(v) &&
+          std::none_of(nest.leaves.begin(), nest.leaves.end(), [&](const auto& l) { return l.first == v; }))
+        nest.leaves.emplace_back(v, leafAccess.at(v));
+    nest.ops.push_back(&op);
+  }
+  if (special && opInfo(special->code().kind).has(kLoopReduction)) {
+    nest.result = special->operand(0);
+    if (std::none_of(nest.leaves.begin(), nest.leaves.end(), [&](const auto& l) { return l.first == nest.result; }) &&
+        leafAccess.count(nest.result))
+      nest.leaves.emplace_back(nest.result, leafAccess.at(nest.result));
+    nest.space = dimsOf(special->operand(0)->type());
+  } else {
+    nest.space = dimsOf(fusedOp.result()->type());
+  }
+  // Leaves nothing reads (a view feeding only a reduction's operand is read; an argument
+  // only a view reads is not) are dropped: they would be loaded for nothing.
+  std::unordered_set<const ir::Value*> used{nest.result};
+  for (const ir::Operation* op : nest.ops)
+    for (const ir::Value* v : op->operands()) used.insert(v);
+  std::erase_if(nest.leaves, [&](const auto& l) { return !used.count(l.first); });
+  return nest;
+}
+
+} // namespace tsl::compiler::cpu

@@ -1,0 +1,518 @@
+// compiler/cpu/Operations.cpp — the :cpu lowering table: how each operation is emitted.
+//
+// Operations the table's traits describe completely are generated as loops (Loops.cpp):
+// every elementwise operation, every view (kView: transpose, slice, broadcast-to...,
+// copied through strides) and every loop reduction (kLoopReduction). The rows below are
+// the operations with an emitter of their own, keyed by operation: softmax and its kin,
+// matmul, take, concat... — most call a kernel-library function, specialised to the
+// shapes once inlined. The remaining operations run their eager kernel through
+// tsl_run_kernel, each listed with the reason; --print-fallbacks shows every such call a
+// program makes. An emitter may decline a case it does not cover (a dtype, a shape): the
+// operation then falls back too.
+#include "compiler/cpu/FunctionCodegen.h"
+
+#include "runtime/Creation.h"
+#include "runtime/Structure.h"
+#include "runtime/Views.h"
+
+namespace tsl::compiler::cpu {
+
+namespace {
+
+using ir::Home;
+using ir::Operation;
+
+std::vector<int64_t> dimsOf(const ir::Type& t) {
+  std::vector<int64_t> d;
+  for (const ir::Dim& dim : t.dims) d.push_back(dim.size);
+  return d;
+}
+
+int64_t product(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t n = 1;
+  for (size_t i = from; i < std::min(to, v.size()); ++i) n *= v[i];
+  return n;
+}
+
+std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t step = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = step;
+    step *= shape[d];
+  }
+  return strides;
+}
+
+/// The kernel library's name of an arithmetic dtype, or null if it has no kernels for it.
+const char* kernelTag(DType d) {
+  switch (d) {
+  case DType::F32: return "f32";
+  case DType::F64: return "f64";
+  case DType::I32: return "i32";
+  case DType::I64: return "i64";
+  default: return nullptr;
+  }
+}
+bool isFloatKernelType(DType d) { return d == DType::F32 || d == DType::F64; }
+bool isIndexType(DType d) { return d == DType::I32 || d == DType::I64; }
+
+/// An emitter: writes `op`'s result at `out`; false declines (the operation falls back).
+using Emit = bool (*)(FunctionCodegen&, const Operation&, llvm::Value* out);
+
+/// Calls kernel `name` over the outer rows [0, outer) in parallel: (x, y, begin, end, extra...).
+void rowsKernel(FunctionCodegen& g, const std::string& name, llvm::Value* x, llvm::Value* out, int64_t outer,
+                int64_t work, std::vector<llvm::Value*> extra) {
+  llvm::Function* fn = g.library().get(name);
+  g.parallel(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(work, 1)), {x, out},
+             [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+               std::vector<llvm::Value*> args{got[0], got[1], begin, end};
+               args.insert(args.end(), extra.begin(), extra.end());
+               b.CreateCall(fn, args);
+             });
+}
+
+/// softmax, log-softmax, layer-norm: a row function along one axis.
+bool alongAxis(FunctionCodegen& g, const Operation& op, llvm::Value* out, int64_t axis, const char* kernel,
+               std::vector<llvm::Value*> extra) {
+  const ir::Type& x = op.operand(0)->type();
+  if (!isFloatKernelType(x.dtype) || op.result()->type().dtype != x.dtype || x.rank() == 0) return false;
+  const std::vector<int64_t> dims = dimsOf(x);
+  const size_t a = static_cast<size_t>(normalizeAxis(axis, x.rank()));
+  const int64_t outer = product(dims, 0, a), n = dims[a], inner = product(dims, a + 1);
+  if (outer * n * inner == 0) return true;
+  extra.insert(extra.begin(), {g.i64(n), g.i64(inner)});
+  rowsKernel(g, cat("tsl_k_", kernel, "_", kernelTag(x.dtype)), g.pointer(op.operand(0)), out, outer, n * inner, extra);
+  return true;
+}
+
+bool softmax(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  return alongAxis(g, op, out, std::get<AxisAttrs>(op.attrs()).axis, "softmax", {g.i32(0)});
+}
+bool logSoftmax(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  return alongAxis(g, op, out, std::get<AxisAttrs>(op.attrs()).axis, "softmax", {g.i32(1)});
+}
+bool layerNorm(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const auto& attrs = std::get<NormAttrs>(op.attrs());
+  return alongAxis(g, op, out, attrs.axis, "layernorm",
+                   {llvm::ConstantFP::get(g.builder().getDoubleTy(), attrs.eps)});
+}
+
+/// logsumexp over one run of adjacent axes (all of them, or some).
+bool logSumExp(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& x = op.operand(0)->type();
+  const auto& attrs = std::get<ReduceAttrs>(op.attrs());
+  if (!isFloatKernelType(x.dtype) || op.result()->type().dtype != x.dtype || attrs.noAxes) return false;
+  const std::vector<int64_t> dims = dimsOf(x);
+  std::vector<bool> reduced(dims.size(), attrs.axes.empty());
+  for (int64_t axis : attrs.axes) reduced[static_cast<size_t>(normalizeAxis(axis, x.rank()))] = true;
+  size_t first = dims.size(), last = 0;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (reduced[d]) first = std::min(first, d), last = d;
+  if (first == dims.size()) { first = 0, last = 0; } // a scalar: its own logsumexp
+  for (size_t d = first; d <= last && !dims.empty(); ++d)
+    if (!reduced[d]) return false; // not one run
+  const int64_t outer = product(dims, 0, first), n = dims.empty() ? 1 : product(dims, first, last + 1),
+                inner = dims.empty() ? 1 : product(dims, last + 1);
+  if (outer * inner == 0) return true;
+  rowsKernel(g, cat("tsl_k_logsumexp_", kernelTag(x.dtype)), g.pointer(op.operand(0)), out, outer, n * inner,
+             {g.i64(n), g.i64(inner)});
+  return true;
+}
+
+/// Raises `message` (its {0} the offending element) when `bad`, a kernel's answer, is the
+/// position of an element of `data` (of `dtype`) rather than -1.
+void checkElements(FunctionCodegen& g, const Operation& op, llvm::Value* bad, llvm::Value* data, DType dtype,
+                   std::string message) {
+  llvm::IRBuilder<>& b = g.builder();
+  llvm::Value* failed = b.CreateICmpSGE(bad, g.i64(0));
+  llvm::Type* t = g.storageType(dtype);
+  llvm::Value* element = b.CreateLoad(t, b.CreateInBoundsGEP(t, data, b.CreateSelect(failed, bad, g.i64(0))));
+  g.check(failed, g.checkSite(ErrorKind::Value, std::move(message), op.span()), element, g.i64(0));
+}
+
+bool crossEntropy(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& x = op.operand(0)->type();
+  const ir::Type& labels = op.operand(1)->type();
+  if (!isFloatKernelType(x.dtype) || op.result()->type().dtype != x.dtype || !isIndexType(labels.dtype)) return false;
+  llvm::IRBuilder<>& b = g.builder();
+  const int64_t classes = x.dims.back().size, rows = x.rank() == 2 ? x.dims[0].size : 1;
+  llvm::Value* labelData = g.pointer(op.operand(1));
+  llvm::Value* bad = b.CreateCall(g.library().get(cat("tsl_k_crossentropy_", kernelTag(x.dtype), "_", kernelTag(labels.dtype))),
+                                  {g.pointer(op.operand(0)), labelData, out, g.i64(rows), g.i64(classes)});
+  checkElements(g, op, bad, labelData, labels.dtype, cat("cross-entropy: label {0} is outside [0, ", classes, ")"));
+  return true;
+}
+
+/// matmul, and dot where it is matmul (NumPy: b of rank ≤ 2, or a vector a):
+/// [..., m, k] @ [..., k, n] with broadcast batch axes, a vector operand taken as a row
+/// (left) or a column (right).
+bool matmul(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& ta = op.operand(0)->type();
+  const ir::Type& tb = op.operand(1)->type();
+  const DType dtype = op.result()->type().dtype;
+  if (!kernelTag(dtype) || ta.dtype != dtype || tb.dtype != dtype || ta.rank() == 0 || tb.rank() == 0) return false;
+  // dot is matmul when b has at most two axes, or a has one; otherwise it pairs every
+  // row of a with every matrix of b.
+  if (op.code().is(OpKind::Dot) && tb.rank() > 2 && ta.rank() != 1) return false;
+  std::vector<int64_t> a = dimsOf(ta), b = dimsOf(tb);
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  const int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
+  // Batch axes, right-aligned and broadcast: strides of each operand's matrices (0 where
+  // it is broadcast), and the batch's shape.
+  const size_t batchRank = std::max(a.size(), b.size()) - 2;
+  std::vector<int64_t> batch(batchRank, 1), strideA(batchRank, 0), strideB(batchRank, 0);
+  for (size_t d = 0; d < batchRank; ++d) {
+    const ptrdiff_t da = static_cast<ptrdiff_t>(d) - static_cast<ptrdiff_t>(batchRank - (a.size() - 2));
+    const ptrdiff_t db = static_cast<ptrdiff_t>(d) - static_cast<ptrdiff_t>(batchRank - (b.size() - 2));
+    const int64_t sa = da >= 0 ? a[static_cast<size_t>(da)] : 1, sb = db >= 0 ? b[static_cast<size_t>(db)] : 1;
+    batch[d] = std::max(sa, sb);
+    if (da >= 0 && sa != 1) strideA[d] = product(a, static_cast<size_t>(da) + 1);
+    if (db >= 0 && sb != 1) strideB[d] = product(b, static_cast<size_t>(db) + 1);
+  }
+  const int64_t batches = product(batch);
+  if (batches * m * n == 0) return true;
+  llvm::Function* gemm = g.library().get(cat("tsl_k_gemm_", kernelTag(dtype)));
+  llvm::Type* t = g.storageType(dtype);
+  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(n * std::max<int64_t>(k, 1), 1));
+  if (batches == 1) {
+    g.parallel(m, grain, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
+               [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+                 ib.CreateCall(gemm, {got[0], got[1], got[2], ib.getInt64(static_cast<uint64_t>(n)),
+                                      ib.getInt64(static_cast<uint64_t>(k)), ib.getInt64(static_cast<uint64_t>(k)),
+                                      ib.getInt64(static_cast<uint64_t>(n)), ib.getInt64(static_cast<uint64_t>(n)), begin, end});
+               });
+    return true;
+  }
+  g.parallel(batches, std::max<int64_t>(1, grain / std::max<int64_t>(m, 1)),
+             {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
+             [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+               llvm::Function* fn = ib.GetInsertBlock()->getParent();
+               llvm::LLVMContext& c = fn->getContext();
+               llvm::BasicBlock* before = ib.GetInsertBlock();
+               llvm::BasicBlock* loop = llvm::BasicBlock::Create(c, "batch", fn);
+               llvm::BasicBlock* done = llvm::BasicBlock::Create(c, "batch.end", fn);
+               ib.CreateBr(loop);
+               ib.SetInsertPoint(loop);
+               llvm::PHINode* i = ib.CreatePHI(ib.getInt64Ty(), 2);
+               i->addIncoming(begin, before);
+               llvm::Value* offA = ib.getInt64(0);
+               llvm::Value* offB = ib.getInt64(0);
+               llvm::Value* rest = i;
+               for (size_t d = batchRank; d-- > 0;) {
+                 llvm::Value* size = ib.getInt64(static_cast<uint64_t>(batch[d]));
+                 llvm::Value* at = ib.CreateURem(rest, size);
+                 rest = ib.CreateUDiv(rest, size);
+                 offA = ib.CreateAdd(offA, ib.CreateMul(at, ib.getInt64(static_cast<uint64_t>(strideA[d]))));
+                 offB = ib.CreateAdd(offB, ib.CreateMul(at, ib.getInt64(static_cast<uint64_t>(strideB[d]))));
+               }
+               llvm::Value* offC = ib.CreateMul(i, ib.getInt64(static_cast<uint64_t>(m * n)));
+               ib.CreateCall(gemm, {ib.CreateInBoundsGEP(t, got[0], offA), ib.CreateInBoundsGEP(t, got[1], offB),
+                                    ib.CreateInBoundsGEP(t, got[2], offC), ib.getInt64(static_cast<uint64_t>(n)),
+                                    ib.getInt64(static_cast<uint64_t>(k)), ib.getInt64(static_cast<uint64_t>(k)),
+                                    ib.getInt64(static_cast<uint64_t>(n)), ib.getInt64(static_cast<uint64_t>(n)),
+                                    ib.getInt64(0), ib.getInt64(static_cast<uint64_t>(m))});
+               llvm::Value* next = ib.CreateAdd(i, ib.getInt64(1));
+               i->addIncoming(next, ib.GetInsertBlock());
+               ib.CreateCondBr(ib.CreateICmpSLT(next, end), loop, done);
+               ib.SetInsertPoint(done);
+             });
+  return true;
+}
+
+/// take along an axis, after checking every index.
+bool take(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& x = op.operand(0)->type();
+  const ir::Type& idx = op.operand(1)->type();
+  if (!isIndexType(idx.dtype) || x.rank() == 0) return false;
+  llvm::IRBuilder<>& b = g.builder();
+  const std::vector<int64_t> dims = dimsOf(x);
+  const size_t a = static_cast<size_t>(normalizeAxis(std::get<AxisAttrs>(op.attrs()).axis, x.rank()));
+  const int64_t outer = product(dims, 0, a), size = dims[a], inner = product(dims, a + 1);
+  const int64_t count = product(dimsOf(idx));
+  llvm::Value* indices = g.pointer(op.operand(1));
+  const char* itag = kernelTag(idx.dtype);
+  llvm::Value* bad = b.CreateCall(g.library().get(cat("tsl_k_badindex_", itag)), {indices, g.i64(count), g.i64(size)});
+  checkElements(g, op, bad, indices, idx.dtype, cat("take: index {0} is out of range for axis ", a, " of size ", size));
+  if (outer * count * inner == 0) return true;
+  llvm::Function* fn = g.library().get(cat("tsl_k_take_", dtypeSize(x.dtype), "_", itag));
+  g.parallel(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(count * inner, 1)),
+             {g.pointer(op.operand(0)), indices, out},
+             [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+               ib.CreateCall(fn, {got[0], got[1], got[2], ib.getInt64(static_cast<uint64_t>(count)),
+                                  ib.getInt64(static_cast<uint64_t>(size)), ib.getInt64(static_cast<uint64_t>(inner)),
+                                  begin, end});
+             });
+  return true;
+}
+
+bool oneHot(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& labels = op.operand(0)->type();
+  if (!isIndexType(labels.dtype) || op.result()->type().dtype != DType::F32) return false;
+  llvm::IRBuilder<>& b = g.builder();
+  const int64_t n = std::get<CountAttrs>(op.attrs()).count, count = product(dimsOf(labels));
+  llvm::Value* data = g.pointer(op.operand(0));
+  const char* tag = kernelTag(labels.dtype);
+  llvm::Value* bad = b.CreateCall(g.library().get(cat("tsl_k_badlabel_", tag)), {data, g.i64(count), g.i64(n)});
+  checkElements(g, op, bad, data, labels.dtype, cat("one-hot: label {0} is outside [0, ", n, ")"));
+  b.CreateCall(g.library().get(cat("tsl_k_onehot_", tag)), {data, out, g.i64(count), g.i64(n)});
+  return true;
+}
+
+/// Copies `v` into the block of `out` (strides `outStrides` over v's shape, at `offset`).
+void copyInto(FunctionCodegen& g, const ir::Value* v, llvm::Value* out, DType outType,
+              const std::vector<int64_t>& outStrides, int64_t offset) {
+  LoopNest nest;
+  nest.space = dimsOf(v->type());
+  nest.leaves.emplace_back(v, g.access(v));
+  nest.result = v;
+  Access a;
+  a.base = out;
+  a.dtype = outType;
+  a.strides = outStrides;
+  a.offset = offset;
+  g.emitLoop(nest, a);
+}
+
+/// Fills `shape` at `out` with `value` (a scalar tensor of the output's dtype).
+void fillWith(FunctionCodegen& g, llvm::Value* out, const ir::Type& type, const Tensor& value) {
+  LoopNest nest;
+  nest.space = dimsOf(type);
+  nest.fill = g.constantScalar(value);
+  Access a;
+  a.base = out;
+  a.dtype = type.dtype;
+  a.strides = contiguousStrides(nest.space);
+  g.emitLoop(nest, a);
+}
+
+bool concat(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& type = op.result()->type();
+  const std::vector<int64_t> dims = dimsOf(type), strides = contiguousStrides(dims);
+  const size_t a = static_cast<size_t>(normalizeAxis(std::get<AxisAttrs>(op.attrs()).axis, type.rank()));
+  int64_t at = 0;
+  for (const ir::Value* part : op.operands()) {
+    copyInto(g, part, out, type.dtype, strides, at * strides[a]);
+    at += part->type().dims[a].size;
+  }
+  return true;
+}
+
+bool stack(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& type = op.result()->type();
+  const std::vector<int64_t> dims = dimsOf(type), strides = contiguousStrides(dims);
+  const size_t a = static_cast<size_t>(normalizeAxis(std::get<AxisAttrs>(op.attrs()).axis, type.rank()));
+  std::vector<int64_t> partStrides = strides;
+  partStrides.erase(partStrides.begin() + static_cast<ptrdiff_t>(a));
+  for (size_t i = 0; i < op.operands().size(); ++i)
+    copyInto(g, op.operand(i), out, type.dtype, partStrides, static_cast<int64_t>(i) * strides[a]);
+  return true;
+}
+
+bool pad(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& type = op.result()->type();
+  const auto& attrs = std::get<PadAttrs>(op.attrs());
+  const std::vector<int64_t> dims = dimsOf(type), strides = contiguousStrides(dims);
+  fillWith(g, out, type, Tensor::ofFloat(attrs.value, DType::F64).castScalar(type.dtype));
+  int64_t offset = 0;
+  const auto widths = padWidths(op.operand(0)->type().shape(), attrs.widths);
+  for (size_t d = 0; d < widths.size(); ++d) offset += widths[d][0] * strides[d];
+  copyInto(g, op.operand(0), out, type.dtype, strides, offset);
+  return true;
+}
+
+bool full(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const auto& attrs = std::get<FullAttrs>(op.attrs());
+  fillWith(g, out, op.result()->type(), tsl::full(Shape{}, attrs.value, attrs.dtype));
+  return true;
+}
+
+/// The cotangent of a slice: zeros, with `ct` copied where the slice took its elements.
+bool sliceGrad(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& type = op.result()->type();
+  const auto& attrs = std::get<SliceGradAttrs>(op.attrs());
+  fillWith(g, out, type, Tensor::ofInt(0, DType::I64).castScalar(type.dtype));
+  // Where the slice reads, as strides and an offset: the runtime's slice of a probe.
+  static char nothing = 0;
+  const std::vector<int64_t> dims = dimsOf(type);
+  const Tensor whole = Tensor::view(type.dtype, Shape(std::span<const int64_t>(dims)), contiguousStrides(dims), 0,
+                                    Storage::wrap(&nothing, 0, {}));
+  const Tensor part = slice(whole, attrs.ranges);
+  copyInto(g, op.operand(0), out, type.dtype, std::vector<int64_t>(part.strides(), part.strides() + part.rank()),
+           part.offset());
+  return true;
+}
+
+struct Row {
+  OpKind kind;
+  Emit emit;
+};
+
+/// Operations with an emitter of their own.
+const Row kEmitters[] = {
+    {OpKind::Softmax, softmax},   {OpKind::LogSoftmax, logSoftmax},     {OpKind::LayerNorm, layerNorm},
+    {OpKind::LogSumExp, logSumExp}, {OpKind::CrossEntropy, crossEntropy}, {OpKind::MatMul, matmul},
+    {OpKind::Dot, matmul},        {OpKind::Take, take},                 {OpKind::OneHot, oneHot},
+    {OpKind::Concat, concat},     {OpKind::Stack, stack},               {OpKind::Pad, pad},
+    {OpKind::Full, full},         {OpKind::SliceGrad, sliceGrad},
+};
+
+struct Fallback {
+  OpKind kind;
+  const char* why;
+};
+
+/// Operations that run their eager kernel, and why (the CPU performance work turns the
+/// ones that matter into generated code).
+const Fallback kFallbacks[] = {
+    {OpKind::Einsum, "einsum is not generated yet"},
+    {OpKind::Conv2d, "convolution is not generated yet"},
+    {OpKind::Conv2dGradInput, "convolution is not generated yet"},
+    {OpKind::Conv2dGradWeight, "convolution is not generated yet"},
+    {OpKind::MaxPool2d, "pooling is not generated yet"},
+    {OpKind::AvgPool2d, "pooling is not generated yet"},
+    {OpKind::MaxPool2dGrad, "pooling is not generated yet"},
+    {OpKind::AvgPool2dGrad, "pooling is not generated yet"},
+    {OpKind::Mse, "mse is not generated yet"},
+    {OpKind::TakeGrad, "the scatter-add of take's gradient is not generated yet"},
+    {OpKind::Arange, "creation runs on the eager kernel (usually folded to a constant)"},
+    {OpKind::Linspace, "creation runs on the eager kernel (usually folded to a constant)"},
+    {OpKind::Eye, "creation runs on the eager kernel (usually folded to a constant)"},
+    {OpKind::RngKey, "random keys come from the runtime's generator"},
+    {OpKind::RngSplit, "random numbers come from the runtime's generator"},
+    {OpKind::RandUniform, "random numbers come from the runtime's generator"},
+    {OpKind::RandNormal, "random numbers come from the runtime's generator"},
+    {OpKind::Dropout, "random numbers come from the runtime's generator"},
+};
+
+const Row* emitterOf(OpKind kind) {
+  for (const Row& row : kEmitters)
+    if (row.kind == kind) return &row;
+  return nullptr;
+}
+
+const char* fallbackReason(OpKind kind) {
+  for (const Fallback& f : kFallbacks)
+    if (f.kind == kind) return f.why;
+  return nullptr;
+}
+
+/// Loops generate it from its traits alone.
+bool generatedByLoops(const OpInfo& info) {
+  return info.fusion == FusionClass::Elementwise || info.has(kView) || info.has(kLoopReduction);
+}
+
+std::string typesOf(const Operation& op) {
+  std::string out = "(";
+  for (size_t i = 0; i < op.operands().size(); ++i) out += cat(i ? ", " : "", op.operand(i)->type().str());
+  return out + ") -> " + op.result()->type().str();
+}
+
+} // namespace
+
+Lowering cpuLowering(OpKind kind) {
+  const OpInfo& info = opInfo(kind);
+  if (generatedByLoops(info) || emitterOf(kind)) return Lowering::Native;
+  if (fallbackReason(kind)) return Lowering::GenericKernel;
+  fail(ErrorKind::Internal, "cpu: the lowering table has no entry for ", info.name);
+}
+
+Access FunctionCodegen::outputAccess(const ir::Value* v) {
+  Access a;
+  a.base = pointer(v);
+  a.dtype = v->type().dtype;
+  a.strides = contiguousStrides(dimsOf(v->type()));
+  return a;
+}
+
+void FunctionCodegen::primitive(const Operation& op) {
+  const OpInfo& info = opInfo(op.code().kind);
+  const ir::Value* result = op.result();
+  const bool scalarResult = result->type().rank() == 0;
+  // A view the plan placed on its operand's memory (reshape, squeeze...): no code.
+  if (const ir::Placement* placed = plan().find(result);
+      placed && placed->home == Home::Shared && !placed->inPlace) {
+    setValue(result, pointer(placed->shares));
+    return;
+  }
+  if (info.fusion == FusionClass::Elementwise && scalarResult) {
+    std::vector<llvm::Value*> operands;
+    for (const ir::Value* v : op.operands()) operands.push_back(scalar(v));
+    setValue(result, elementwise(builder(), op, operands));
+    return;
+  }
+  if (info.has(kView) && scalarResult) { // one element of a tensor
+    const Access a = viewAccess(op, access(op.operand(0)));
+    llvm::Type* t = storageType(result->type().dtype);
+    setValue(result, a.scalar ? a.base
+                              : builder().CreateLoad(t, builder().CreateConstInBoundsGEP1_64(
+                                                            t, a.base, static_cast<uint64_t>(a.offset))));
+    return;
+  }
+  if (info.fusion == FusionClass::Elementwise || info.has(kView)) {
+    destination(result);
+    emitLoop(nestFor(op), outputAccess(result));
+    return;
+  }
+  llvm::Value* out = destination(result);
+  if (info.has(kLoopReduction)) emitReduction(nestFor(op), op, out);
+  else emitInto(op, out);
+  if (scalarResult) finishScalar(result);
+}
+
+void FunctionCodegen::emitInto(const Operation& op, llvm::Value* out) {
+  const OpKind kind = op.code().kind;
+  if (const Row* row = emitterOf(kind)) {
+    if (row->emit(*this, op, out)) return;
+    return fallback(op, out, cat("no generated code for these types"));
+  }
+  const char* why = fallbackReason(kind);
+  fallback(op, out, why ? why : "not generated");
+}
+
+void FunctionCodegen::fused(const Operation& op) {
+  const ir::Value* result = op.result();
+  llvm::Value* out = destination(result);
+  const ir::Block& body = op.region(0).block();
+  // The region's arguments are the fused operation's operands.
+  for (size_t i = 0; i < body.arguments().size(); ++i)
+    if (body.argument(i)->type().rank() == 0) setValue(body.argument(i), scalar(op.operand(i)));
+    else setValue(body.argument(i), pointer(op.operand(i)));
+  const Operation* special = nullptr;
+  const LoopNest nest = nestForRegion(op, special);
+  if (special && opInfo(special->code().kind).fusion == FusionClass::Contraction) {
+    TSL_ASSERT(special->result()->type() == result->type(), "cpu: an epilogue that changes the contraction's type");
+    emitInto(*special, out); // the contraction, then its epilogue over its result in place
+    if (!nest.ops.empty()) emitLoop(nest, outputAccess(result));
+  } else if (special) {
+    emitReduction(nest, *special, out);
+  } else {
+    emitLoop(nest, outputAccess(result));
+  }
+  if (result->type().rank() == 0) finishScalar(result);
+}
+
+void FunctionCodegen::fallback(const Operation& op, llvm::Value* out, const std::string& why) {
+  const OpInfo& info = opInfo(op.code().kind);
+  if (m_.options.aot)
+    throw Error(ErrorKind::Value,
+                cat("cpu: ", info.name, " ", typesOf(op), " has no generated code (", why,
+                    "); a library compiled ahead of time cannot call the eager kernels"),
+                op.span());
+  KernelSite site{op.code().kind, op.attrs(), {}, op.result()->type(), op.span()};
+  std::vector<llvm::Value*> inputs;
+  for (const ir::Value* v : op.operands()) {
+    site.inputs.push_back(v->type());
+    inputs.push_back(pointer(v));
+  }
+  const auto index = static_cast<int32_t>(m_.program.kernels.size());
+  m_.program.kernels.push_back(std::move(site));
+  const Span& at = op.span();
+  m_.program.fallbacks.push_back(cat(at.known() ? cat(at.fileName(), ":", at.line, ":", at.col) : std::string("?"), ": ",
+                                     info.mnemonic, " ", typesOf(op), " (", why, ")"));
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context());
+  propagate(builder().CreateCall(m_.abi("tsl_run_kernel"), {contextPointer(), i32(index), array(inputs, ptr), out}));
+}
+
+} // namespace tsl::compiler::cpu

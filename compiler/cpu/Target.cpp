@@ -1,0 +1,134 @@
+// compiler/cpu/Target.cpp — target machines, the optimisation pipeline, emitting code.
+#include "compiler/cpu/Target.h"
+
+#include "tsl/Error.h"
+
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/MC/MCSubtargetInfo.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/SubtargetFeature.h>
+
+#include <mutex>
+
+namespace tsl::compiler::cpu {
+
+void initializeLlvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+CpuTarget CpuTarget::host() {
+  initializeLlvm();
+  CpuTarget t;
+  t.triple = llvm::sys::getProcessTriple();
+  t.cpu = llvm::sys::getHostCPUName().str();
+  llvm::SubtargetFeatures features;
+  for (const auto& [name, enabled] : llvm::sys::getHostCPUFeatures()) features.AddFeature(name, enabled);
+  t.features = features.getString();
+  return t;
+}
+
+CpuTarget CpuTarget::named(const std::string& name) {
+  initializeLlvm();
+  CpuTarget t;
+  t.triple = llvm::sys::getProcessTriple();
+  t.cpu = name;
+  std::string problem;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t.triple, problem);
+  if (!target) fail(ErrorKind::Internal, "cpu: no LLVM target for ", t.triple, ": ", problem);
+  std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(t.triple, name, ""));
+  if (!info || !info->isCPUStringValid(name))
+    fail(ErrorKind::Value, "unknown CPU '", name, "' (try x86-64, x86-64-v2, x86-64-v3, x86-64-v4, znver4, skylake-avx512 or native)");
+  return t;
+}
+
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const CpuTarget& t, int optLevel, bool pic) {
+  initializeLlvm();
+  std::string problem;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(t.triple, problem);
+  if (!target) fail(ErrorKind::Internal, "cpu: no LLVM target for ", t.triple, ": ", problem);
+  llvm::TargetOptions options;
+  const llvm::CodeGenOptLevel level = optLevel <= 0   ? llvm::CodeGenOptLevel::None
+                                      : optLevel == 1 ? llvm::CodeGenOptLevel::Less
+                                      : optLevel == 2 ? llvm::CodeGenOptLevel::Default
+                                                      : llvm::CodeGenOptLevel::Aggressive;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      t.triple, t.cpu, t.features, options, pic ? llvm::Reloc::PIC_ : llvm::Reloc::Static, llvm::CodeModel::Small, level));
+  if (!machine) fail(ErrorKind::Internal, "cpu: LLVM made no target machine for ", t.cpu);
+  return machine;
+}
+
+void prepareModule(llvm::Module& module, llvm::TargetMachine& machine) {
+  module.setDataLayout(machine.createDataLayout());
+  module.setTargetTriple(machine.getTargetTriple().str());
+  const std::string cpu = machine.getTargetCPU().str(), features = machine.getTargetFeatureString().str();
+  for (llvm::Function& f : module) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("target-cpu", cpu);
+    f.addFnAttr("target-features", features);
+    f.removeFnAttr("tune-cpu");
+  }
+}
+
+void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine, int optLevel) {
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager cgscc;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = optLevel >= 2;
+  tuning.SLPVectorization = optLevel >= 2;
+  llvm::PassBuilder builder(&machine, tuning);
+  // The library info first: the function analyses would otherwise register a default one.
+  llvm::TargetLibraryInfoImpl library(machine.getTargetTriple());
+  functions.registerPass([&] { return llvm::TargetLibraryAnalysis(library); });
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(cgscc);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, cgscc, modules);
+  const llvm::OptimizationLevel level = optLevel <= 0   ? llvm::OptimizationLevel::O0
+                                        : optLevel == 1 ? llvm::OptimizationLevel::O1
+                                        : optLevel == 2 ? llvm::OptimizationLevel::O2
+                                                        : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager pipeline =
+      optLevel <= 0 ? builder.buildO0DefaultPipeline(level) : builder.buildPerModuleDefaultPipeline(level);
+  pipeline.run(module, modules);
+}
+
+bool hasHugeBlock(const llvm::Module& module) {
+  constexpr size_t kHugeBlock = 1000; // instructions; measured: 4,000 take the schedulers 2.6 s
+  for (const llvm::Function& f : module)
+    for (const llvm::BasicBlock& block : f)
+      if (block.size() > kHugeBlock) return true;
+  return false;
+}
+
+std::string llvmText(const llvm::Module& module) {
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  module.print(out, nullptr);
+  return out.str();
+}
+
+std::string emitCode(llvm::Module& module, llvm::TargetMachine& machine, bool object) {
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream out(buffer);
+  llvm::legacy::PassManager passes;
+  const auto type = object ? llvm::CodeGenFileType::ObjectFile : llvm::CodeGenFileType::AssemblyFile;
+  if (machine.addPassesToEmitFile(passes, out, nullptr, type))
+    fail(ErrorKind::Internal, "cpu: the target machine cannot emit ", object ? "objects" : "assembly");
+  passes.run(module);
+  return std::string(buffer.str());
+}
+
+} // namespace tsl::compiler::cpu

@@ -1,0 +1,173 @@
+// runtime/RowKernels.h — softmax, log-softmax, logsumexp, layer-norm and cross-entropy
+// on one row, over raw pointers.
+//
+// One definition of each, shared by the eager kernels (runtime/Softmax.cpp,
+// runtime/Reduce.cpp) and the :cpu backend's kernel library (compiler/cpu/kernels), which
+// is compiled to bitcode and inlined into generated loops — so both compute the same
+// bits. No allocation, no exceptions, no dependencies beyond <cmath>. A row has n
+// elements at `stride` apart; T is float or double (half types compute in float).
+//
+// Softmax, log-softmax and logsumexp read their row twice: one pass finds the maximum and
+// the sum of exponentials together (online: when a block of the row raises the maximum,
+// the sums so far are rescaled), the second writes the normalised values. The sums are
+// kept in kLanes independent partial sums, so the loops vectorise without reassociating.
+// A NaN anywhere makes every result NaN; a maximum of ±inf shifts by 0 instead (inf - inf
+// would be NaN), as a direct evaluation of the formulas does.
+#pragma once
+
+#include "runtime/FastMath.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace tsl::rows {
+
+constexpr int64_t kLanes = 16;
+
+template <typename T>
+inline T expOf(T x) {
+  if constexpr (sizeof(T) == 4) return fastmath::fastExp(x);
+  else return std::exp(x);
+}
+template <typename T>
+inline T logOf(T x) {
+  if constexpr (sizeof(T) == 4) return fastmath::fastLog(x);
+  else return std::log(x);
+}
+
+/// What the second pass needs: exp(x - shift) / sum is the softmax.
+template <typename T>
+struct Stats {
+  T top;    ///< the maximum
+  T shift;  ///< the maximum, or 0 when it is ±inf
+  T sum;    ///< Σ exp(x - shift)
+  bool nan; ///< the row holds a NaN
+};
+
+/// The maximum and the sum of exponentials of a row, in one pass (n ≥ 1). Elements of
+/// type S (a half type, say) are read as T.
+template <typename T, typename S = T>
+Stats<T> stats(const S* x, int64_t n, int64_t stride) {
+  const T inf = std::numeric_limits<T>::infinity();
+  T part[kLanes] = {};
+  T top = -inf;
+  bool nan = false;
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes) {
+    T blockTop = -inf;
+    bool blockNan = false;
+    for (int64_t k = 0; k < kLanes; ++k) {
+      const T v = static_cast<T>(x[(j + k) * stride]);
+      blockNan |= v != v;
+      blockTop = v > blockTop ? v : blockTop;
+    }
+    nan |= blockNan;
+    if (blockTop > top) {
+      const T scale = expOf<T>(top - blockTop); // 0 while top is -inf
+      for (int64_t k = 0; k < kLanes; ++k) part[k] *= scale;
+      top = blockTop;
+    }
+    if (top == -inf) continue; // nothing but -inf so far: exp(-inf - -inf) would be NaN
+    for (int64_t k = 0; k < kLanes; ++k) part[k] += expOf<T>(static_cast<T>(x[(j + k) * stride]) - top);
+  }
+  for (; j < n; ++j) { // the tail, one element at a time
+    const T v = static_cast<T>(x[j * stride]);
+    nan |= v != v;
+    if (v > top) {
+      const T scale = expOf<T>(top - v);
+      for (int64_t k = 0; k < kLanes; ++k) part[k] *= scale;
+      top = v;
+    }
+    if (top != -inf) part[0] += expOf<T>(v - top);
+  }
+  Stats<T> s{top, top, 0, nan};
+  if (top == inf || top == -inf) {
+    // Shift by nothing: the sum of plain exponentials (inf, or 0 for a row of -inf).
+    s.shift = 0;
+    for (int64_t i = 0; i < n; ++i) s.sum += expOf<T>(static_cast<T>(x[i * stride]));
+    return s;
+  }
+  for (int64_t k = 0; k < kLanes; ++k) s.sum += part[k];
+  return s;
+}
+
+template <typename T>
+void softmax(const T* x, T* y, int64_t n, int64_t stride) {
+  if (n == 0) return;
+  const Stats<T> s = stats<T>(x, n, stride);
+  const T scale = s.nan ? std::numeric_limits<T>::quiet_NaN() : T(1) / s.sum;
+  for (int64_t j = 0; j < n; ++j) y[j * stride] = expOf<T>(x[j * stride] - s.shift) * scale;
+}
+
+/// (x - shift) - log Σ exp(x - shift): subtracting shift + log-sum in one step would round
+/// their sum first and lose the small differences of large logits.
+template <typename T>
+void logSoftmax(const T* x, T* y, int64_t n, int64_t stride) {
+  if (n == 0) return;
+  const Stats<T> s = stats<T>(x, n, stride);
+  const T logSum = s.nan ? std::numeric_limits<T>::quiet_NaN() : logOf<T>(s.sum);
+  for (int64_t j = 0; j < n; ++j) y[j * stride] = (x[j * stride] - s.shift) - logSum;
+}
+
+/// log Σ exp(x): -inf for an empty row, NaN if it holds one, ±inf when the maximum is.
+template <typename T, typename S = T>
+T logSumExp(const S* x, int64_t n, int64_t stride) {
+  if (n == 0) return -std::numeric_limits<T>::infinity();
+  const Stats<T> s = stats<T>(x, n, stride);
+  if (s.nan) return std::numeric_limits<T>::quiet_NaN();
+  if (s.top == std::numeric_limits<T>::infinity() || s.top == -std::numeric_limits<T>::infinity()) return s.top;
+  return s.shift + logOf<T>(s.sum);
+}
+
+/// (x - mean) / sqrt(variance + eps), without affine parameters.
+template <typename T>
+void layerNorm(const T* x, T* y, int64_t n, int64_t stride, double eps) {
+  if (n == 0) return;
+  T part[kLanes] = {};
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int64_t k = 0; k < kLanes; ++k) part[k] += x[(j + k) * stride];
+  for (; j < n; ++j) part[0] += x[j * stride];
+  T sum = 0;
+  for (int64_t k = 0; k < kLanes; ++k) sum += part[k];
+  const T mean = sum / static_cast<T>(n);
+  for (int64_t k = 0; k < kLanes; ++k) part[k] = 0;
+  for (j = 0; j + kLanes <= n; j += kLanes)
+    for (int64_t k = 0; k < kLanes; ++k) {
+      const T d = x[(j + k) * stride] - mean;
+      part[k] += d * d;
+    }
+  for (; j < n; ++j) {
+    const T d = x[j * stride] - mean;
+    part[0] += d * d;
+  }
+  T squares = 0;
+  for (int64_t k = 0; k < kLanes; ++k) squares += part[k];
+  const T scale = T(1) / std::sqrt(squares / static_cast<T>(n) + static_cast<T>(eps));
+  for (j = 0; j < n; ++j) y[j * stride] = (x[j * stride] - mean) * scale;
+}
+
+/// The first label outside [0, classes), as its position; -1 if every label is valid.
+template <typename L>
+int64_t badLabel(const L* labels, int64_t count, int64_t classes) {
+  for (int64_t r = 0; r < count; ++r)
+    if (static_cast<int64_t>(labels[r]) < 0 || static_cast<int64_t>(labels[r]) >= classes) return r;
+  return -1;
+}
+
+/// The mean over rows of -log softmax(row)[label], accumulated in double; labels must be
+/// valid (badLabel). NaN for no rows.
+template <typename T, typename L>
+T crossEntropy(const T* logits, const L* labels, int64_t rows, int64_t classes) {
+  double total = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* row = logits + r * classes;
+    const Stats<T> s = stats<T>(row, classes, 1);
+    const T logSum = s.nan ? std::numeric_limits<T>::quiet_NaN() : logOf<T>(s.sum);
+    total -= static_cast<double>((row[static_cast<int64_t>(labels[r])] - s.shift) - logSum);
+  }
+  return static_cast<T>(rows == 0 ? std::numeric_limits<double>::quiet_NaN() : total / static_cast<double>(rows));
+}
+
+} // namespace tsl::rows
