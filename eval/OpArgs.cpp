@@ -139,7 +139,14 @@ Parser joining(OpKind kind) {
   return [kind](const CallContext& cx, Args args) {
     KeywordArgs kw(cx, args, 1, {"axis"});
     expectPositional(cx, kw, 1, "(op [a b ...] :axis 0)");
-    OpCall call{kind, elements(cx, args[0], "the tensors to join"), NoAttrs{}};
+    OpCall call{kind, {}, NoAttrs{}, {}};
+    if (args[0].isNonScalarTensor()) {
+      // A tensor is the sequence of its slices along the first axis (LANGUAGE.md §4).
+      call.owned = sequenceItems(args[0]);
+      for (const Value& slice : call.owned) call.operands.push_back(&slice);
+    } else {
+      call.operands = elements(cx, args[0], "the tensors to join");
+    }
     if (call.operands.empty()) fail(ErrorKind::Value, cx.self.name(), " needs at least one tensor");
     for (const Value* v : call.operands)
       if (!v->isTensorLike()) badAttr(cx, "every element", "a tensor", *v);

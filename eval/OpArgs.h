@@ -23,6 +23,9 @@ struct OpCall {
   OpKind kind;
   std::vector<const Value*> operands;
   OpAttrs attrs;
+  /// Operands the parser made (a tensor's slices, for concat and stack); `operands` may
+  /// point into it (a vector keeps its elements' addresses when the call is moved).
+  std::vector<Value> owned{};
 };
 
 /// Reads a call of the builtin `name` (an op-table primitive or an alias such as
