@@ -28,13 +28,24 @@ Backend& Compiler::backend(std::string_view target) {
   return b;
 }
 
-void Compiler::runPasses(ir::Module& module, const std::vector<std::string>& pipeline, const CompileOptions& options) {
+void Compiler::runPasses(ir::Module& module, const std::vector<std::string>& pipeline, const CompileOptions& options,
+                         const std::string& entry) {
   ir::PassContext scratch;
-  ir::PassManager(pipeline).run(module, options.context ? *options.context : scratch);
+  ir::PassContext& context = options.context ? *options.context : scratch;
+  const std::string outer = context.entry;
+  context.entry = entry;
+  try {
+    ir::PassManager(pipeline).run(module, context);
+  } catch (...) {
+    context.entry = outer;
+    throw;
+  }
+  context.entry = outer;
 }
 
-void Compiler::optimize(ir::Module& module, std::string_view target, const CompileOptions& options) {
-  runPasses(module, backend(target).pipeline(), options);
+void Compiler::optimize(ir::Module& module, std::string_view target, const CompileOptions& options,
+                        const std::string& entry) {
+  runPasses(module, backend(target).pipeline(), options, entry);
 }
 
 std::string Compiler::emit(const ir::Module& module, const std::string& entry, std::string_view target,
@@ -47,7 +58,7 @@ std::string Compiler::emit(const ir::Module& module, const std::string& entry, s
 std::shared_ptr<Executable> Compiler::compile(std::unique_ptr<ir::Module> module, const std::string& entry,
                                               std::string_view target, const CompileOptions& options) {
   Backend& b = backend(target);
-  optimize(*module, target, options);
+  optimize(*module, target, options, entry);
   const ir::Function* function = module->find(entry);
   TSL_ASSERT(function, "compile: the module has no function @", entry);
   // The optimised text decides the code (value names included: they change nothing, but

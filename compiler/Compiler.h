@@ -31,10 +31,13 @@ public:
   /// the targets this build has for any other name.
   Backend& backend(std::string_view target);
 
-  /// Runs the target's pipeline on `module` (in place), with the switches of `options`.
-  void optimize(ir::Module& module, std::string_view target, const CompileOptions& options);
+  /// Runs the target's pipeline on `module` (in place), with the switches of `options`;
+  /// functions `entry` (if given) no longer calls are dropped as passes inline them.
+  void optimize(ir::Module& module, std::string_view target, const CompileOptions& options,
+                const std::string& entry = "");
   /// Runs `pipeline` (pass names) on `module`: `tsl compile --pass`.
-  void runPasses(ir::Module& module, const std::vector<std::string>& pipeline, const CompileOptions& options);
+  void runPasses(ir::Module& module, const std::vector<std::string>& pipeline, const CompileOptions& options,
+                 const std::string& entry = "");
 
   /// The code of `entry` of an optimised `module` as `artifact` (Backend::emit).
   std::string emit(const ir::Module& module, const std::string& entry, std::string_view target, Artifact artifact,

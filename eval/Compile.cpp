@@ -115,8 +115,8 @@ Lowered lowerImpl(Evaluator& evaluator, const Value& fn, Signature signature, co
   if (options.optimize) {
     const std::string& target = options.target.empty() ? defaultTarget() : options.target;
     CompileSwitches switches(evaluator);
-    if (options.pipeline) evaluator.compiler().runPasses(*out.module, *options.pipeline, switches.options);
-    else evaluator.compiler().optimize(*out.module, target, switches.options);
+    if (options.pipeline) evaluator.compiler().runPasses(*out.module, *options.pipeline, switches.options, function.name());
+    else evaluator.compiler().optimize(*out.module, target, switches.options, function.name());
     ir::pruneUnreachable(*out.module, function);
   }
   return out;

@@ -52,8 +52,8 @@ std::string MemoryPlan::str(const Function& function) const {
     return it == names.names.end() ? std::string("%?") : it->second;
   };
   std::ostringstream out;
-  out << "// memory plan of @" << function.name() << ": arena " << arenaBytes << " bytes (" << bytesText(arenaBytes)
-      << "), results " << resultBytes << " bytes\n";
+  out << "// memory plan of @" << function.name() << ": peak " << arenaBytes << " bytes of arena ("
+      << bytesText(arenaBytes) << "), results " << resultBytes << " bytes\n";
   out << "//   " << std::left << std::setw(10) << "value" << std::setw(22) << "type" << std::setw(10) << "home"
       << std::right << std::setw(11) << "offset" << std::setw(11) << "bytes" << "  live\n";
   for (const Placement& p : values) {

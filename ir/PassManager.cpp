@@ -79,6 +79,9 @@ bool PassManager::run(Module& module, PassContext& context) {
     const auto start = std::chrono::steady_clock::now();
     const bool passChanged = pass->run(module, context);
     changed |= passChanged;
+    // Functions inlined away are dropped before later passes spend time on them.
+    if (passChanged && !context.entry.empty())
+      if (const Function* entry = module.find(context.entry)) pruneUnreachable(module, *entry);
     // A memory plan describes the function as it was planned: a change makes it stale.
     if (passChanged && pass->name() != std::string_view("plan-memory"))
       for (const auto& f : module.functions()) f->setPlan(nullptr);
@@ -98,7 +101,7 @@ void PassManager::reportTimings(const PassContext& context) {
   for (const auto& [name, seconds] : context.timings) total += seconds;
   out << "// pass timings (total " << std::fixed << std::setprecision(3) << total * 1e3 << " ms)\n";
   for (const auto& [name, seconds] : context.timings)
-    out << "//   " << std::setw(16) << std::left << name << std::right << std::setw(10) << seconds * 1e3 << " ms\n";
+    out << "//   " << std::setw(22) << std::left << name << std::right << std::setw(10) << seconds * 1e3 << " ms\n";
   out.unsetf(std::ios::fixed);
 }
 

@@ -306,6 +306,51 @@ def main():
     r = tsl("--print-ir-after=no-such-pass", "compile", model)
     check("--print-ir-after with an unknown pass exits 2 and lists the passes",
           r.rc == 2 and "no-such-pass" in r.err and "simplify" in r.err, str(r))
+    # --- tsl compile: native code for :cpu ------------------------------------------------------
+    sig = "w:f32[3,2],x:f32[4,3]"
+    r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=llvm")
+    check("compile --emit=llvm prints LLVM IR with the C entry and its error function",
+          r.rc == 0 and re.search(r"define .*i32 @predict\(ptr", r.out) and "@predict_error" in r.out
+          and '"target-cpu"="x86-64-v3"' in r.out, clip(str(r)))
+    r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=asm", "--target-cpu=x86-64")
+    check("compile --emit=asm --target-cpu=x86-64 prints assembly for baseline x86-64 (no AVX)",
+          r.rc == 0 and "predict:" in r.out and "ymm" not in r.out, clip(str(r)))
+    r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=asm", "--target-cpu=no-such-cpu")
+    check("compile --target-cpu with an unknown CPU is a value error naming it",
+          r.rc == 1 and "value error: unknown CPU 'no-such-cpu'" in r.err, str(r))
+    r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=header")
+    check("compile --emit=header declares the C entry over buffers and its error function",
+          r.rc == 0 and "int32_t predict(const float* w, const float* x, float* result0);" in r.out
+          and "const char* predict_error(void);" in r.out and "predict(w: f32[3,2], x: f32[4,3]) -> (f32[4,2])" in r.out,
+          str(r))
+    r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=lib")
+    check("compile --emit=lib without -o exits 2 (a binary is not printed)", r.rc == 2 and "-o" in r.err, str(r))
+    lib = os.path.join(WORK, "libpredict.so")
+    obj = os.path.join(WORK, "predict.o")
+    r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=lib", "-O3", "-o", lib)
+    r2 = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=obj", "-O0", "-o", obj)
+    check("compile --emit=lib and --emit=obj write an ELF shared library and object",
+          r.rc == 0 and r2.rc == 0 and open(lib, "rb").read(4) == b"\x7fELF" and open(obj, "rb").read(4) == b"\x7fELF",
+          f"{r}\n{r2}")
+    r = tsl("compile", model, "--entry", "loss", "--sig", "w:f32[64,10],x:f32[n,64],y:f32[n,10]", "--emit=lib", "-o", lib)
+    check("compile of native code for a symbolic size is a value error",
+          r.rc == 1 and "value error" in r.err and "symbolic size" in r.err, str(r))
+    conv = write("conv.tsl", "(defn f [x w] (conv2d x w))\n")
+    r = tsl("compile", conv, "--entry", "f", "--sig", "x:f32[1,1,4,4],w:f32[1,1,2,2]", "--emit=lib", "-o", lib)
+    check("compile --emit=lib of an operation that only an eager kernel runs names it, at its span",
+          r.rc == 1 and f"{conv}:1:15: value error: cpu: conv2d" in r.err and "ahead of time" in r.err, str(r))
+    fallback = write("fallback.tsl", "(def f (jit (fn [x w] (relu (conv2d x w)))))\n(println (f (ones [1 1 3 3]) (ones [1 1 2 2])))\n")
+    r = tsl("--print-fallbacks", "run", fallback)
+    check("--print-fallbacks lists each operation jit :cpu runs on its eager kernel, with its span",
+          r.rc == 0 and f"fallback: {fallback}:1:29: conv2d (f32[1,1,3,3], f32[1,1,2,2]) -> f32[1,1,2,2]" in r.err
+          and "f32[1,1,2,2] [[[[4 4] [4 4]]]]" in r.out, str(r))
+    r = tsl("--print-memory-plan", "compile", model, "--entry", "loss", "--sig", "w:f32[64,10],x:f32[8,64],y:f32[8,10]")
+    check("--print-memory-plan prints each buffer's home, offset and live range, and the peak",
+          r.rc == 0 and "// memory plan of @loss: peak 320 bytes of arena" in r.err
+          and re.search(r"%0 +f32\[8,10\] +arena +0 +320  1\.\.2", r.err), str(r))
+    r = tsl("--time-passes", "run", jitted_source := write("timed.tsl", "((jit (fn [x] (* x 2))) (ones [4]))\n"))
+    check("--time-passes includes LLVM's optimisation and code generation",
+          r.rc == 0 and "llvm-optimization" in r.err and "llvm-code-generation" in r.err, str(r))
     jitted = write("jit.tsl", "(def f (jit (fn [x] (* x 2))))\n(f (ones [2]))\n(f (ones [3]))\n")
     r = tsl("--explain-recompile", "run", jitted)
     check("--explain-recompile says which argument changed",

@@ -355,6 +355,30 @@ def main_session(home, work):
         check("a line typed while the matmul ran survives the Ctrl-C and is evaluated: 42",
               repl.expect(r"^42$") is not None and repl.expect_prompt() is not None, repl.recent())
 
+        # Ctrl-C in compiled code: a while compiled for :cpu polls the interrupt flag on
+        # every iteration; this one never ends on its own.
+        repl.send("((jit (fn [x] (loop [x x] (if (> x -1.0) (recur (+ x 1.0)) x)))) 0.0)\r")
+        repl.expect(r"x\)\)\)\) 0\.0\)\n")
+        time.sleep(1.0)
+        deadline = time.monotonic() + limit(15)
+        interrupted = None
+        while interrupted is None and repl.alive and time.monotonic() < deadline:
+            repl.send("\x03")
+            interrupted = repl.expect(r"runtime error: interrupted", timeout=1.0)
+        check("Ctrl-C stops a compiled :cpu while loop with 'runtime error: interrupted'",
+              interrupted is not None, repl.recent())
+        repl.settle()
+        repl.pos = len(repl.text())
+        evaluate(repl, "(+ 2 2)", "4", "after interrupting compiled code the REPL answers (+ 2 2) with 4")
+
+        # :llvm and :asm show the native code of a function for example arguments.
+        repl.send(":llvm ((fn [x] (* x 2.0)) [1.0 2.0])\r")
+        check(":llvm prints the function's optimised LLVM IR",
+              repl.expect(r"define .*i32 @tsl\.") is not None and repl.expect_prompt() is not None, repl.recent())
+        repl.send(":asm ((fn [x] (* x 2.0)) [1.0 2.0])\r")
+        check(":asm prints its assembly", repl.expect(r"^\s+ret") is not None and repl.expect_prompt() is not None,
+              repl.recent())
+
         # Ctrl-D in the middle of a form drops the form, not the session.
         repl.send("(+ 1\r")
         repl.expect(r"^" + re.escape(CONTINUATION) + "$")
