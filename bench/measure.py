@@ -36,11 +36,11 @@ def timed(fn, runs, warmup=True):
     return statistics.median(times)
 
 
-def tsl_timings(tsl, program, *args, options=()):
-    """Runs bench/PROGRAM with ARGS (and tsl OPTIONS); the median seconds of each workload
-    it reports."""
+def tsl_timings(tsl, program, *args, options=(), env=None):
+    """Runs bench/PROGRAM with ARGS (and tsl OPTIONS, in environment ENV); the median
+    seconds of each workload it reports."""
     out = subprocess.run([tsl, *options, "run", os.path.join(HERE, program), *map(str, args)],
-                         check=True, capture_output=True, text=True).stdout
+                         check=True, capture_output=True, text=True, env=env).stdout
     times = {}
     for line in out.split("\n"):
         if line:

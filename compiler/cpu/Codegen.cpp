@@ -44,7 +44,7 @@ void requireConcrete(const ir::Function& f) {
 // ---- The module ----
 
 ModuleCodegen::ModuleCodegen(const ir::Module& module, llvm::Module& out, const CodegenOptions& options)
-    : ir(module), out(out), options(options), library(out) {}
+    : ir(module), out(out), options(options), library(out, options.aot) {}
 
 llvm::Function* ModuleCodegen::function(const ir::Function& f) {
   if (auto it = functions_.find(&f); it != functions_.end()) return it->second;

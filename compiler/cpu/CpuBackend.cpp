@@ -183,7 +183,8 @@ public:
     cpu::optimizeModule(*out, jit_->machine(), cpu::hasHugeBlock(*out) ? std::min(options.optLevel, 1) : options.optLevel);
     const double optimizeSeconds = secondsSince(start);
     double codegenSeconds = 0;
-    auto code = cpu::Jit::add(jit_, std::move(out), std::move(context), codegen.symbol, &codegenSeconds);
+    auto code = cpu::Jit::add(jit_, std::move(out), std::move(context), codegen.symbol, options.optLevel == 0,
+                              &codegenSeconds);
     if (options.context && options.context->timePasses) {
       options.context->timings.emplace_back("llvm-ir-generation", generateSeconds);
       options.context->timings.emplace_back("llvm-optimization", optimizeSeconds);

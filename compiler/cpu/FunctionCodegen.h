@@ -20,12 +20,35 @@
 
 namespace tsl::compiler::cpu {
 
+/// A concrete type's dimensions, their product over [from, to), row-major strides.
+inline std::vector<int64_t> dimsOf(const ir::Type& t) {
+  std::vector<int64_t> d;
+  for (const ir::Dim& dim : t.dims) d.push_back(dim.size);
+  return d;
+}
+inline int64_t product(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t n = 1;
+  for (size_t i = from; i < std::min(to, v.size()); ++i) n *= v[i];
+  return n;
+}
+inline std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides(shape.size());
+  int64_t step = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    strides[d] = step;
+    step *= shape[d];
+  }
+  return strides;
+}
+
 /// The kernel library (compiler/cpu/kernels/Library.cpp, embedded as bitcode) for one
 /// module being generated: declares its functions in the module as they are asked for,
-/// then links the ones used into it, internal and always-inline.
+/// then links the ones used into it: the scalar functions internal and always-inline, the
+/// kernels over whole tensors (tsl_k_*) internal functions — or, for the JIT
+/// (`linkKernels` false), left as declarations of the kernels compiled into the compiler.
 class KernelLibrary {
 public:
-  explicit KernelLibrary(llvm::Module& out);
+  KernelLibrary(llvm::Module& out, bool linkKernels);
   ~KernelLibrary();
   KernelLibrary(const KernelLibrary&) = delete;
   KernelLibrary& operator=(const KernelLibrary&) = delete;
@@ -38,6 +61,7 @@ public:
 private:
   llvm::Module& out_;
   std::unique_ptr<llvm::Module> library_;
+  bool linkKernels_;
 };
 
 /// A module being generated: its functions, constants and the host functions it calls.

@@ -2,6 +2,7 @@
 #include "compiler/cpu/Jit.h"
 
 #include "compiler/cpu/HostAbi.h"
+#include "compiler/cpu/kernels/NativeKernels.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -19,7 +20,7 @@ namespace {
 } // namespace
 
 Jit::Jit() : target_(CpuTarget::host()) {
-  machine_ = makeTargetMachine(target_, 3, true);
+  machine_ = makeTargetMachine(target_, 2, true);
   fastMachine_ = makeTargetMachine(target_, 0, true);
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) llvmFailure("cannot describe this machine", builder.takeError());
@@ -30,11 +31,13 @@ Jit::Jit() : target_(CpuTarget::host()) {
   if (!jit) llvmFailure("cannot start the JIT", jit.takeError());
   jit_ = std::move(*jit);
   llvm::orc::JITDylib& library = jit_->getMainJITDylib();
-  // The host functions, by name and address: the JIT never searches the process for them.
+  // The host functions and the kernels, by name and address: the JIT never searches the
+  // process for them.
   llvm::orc::SymbolMap host;
-  for (const auto& [name, address] : hostSymbols())
-    host[jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                         llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
+  for (const auto* table : {&hostSymbols(), &kernelSymbols()})
+    for (const auto& [name, address] : *table)
+      host[jit_->mangleAndIntern(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                                           llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
   if (llvm::Error e = library.define(llvm::orc::absoluteSymbols(std::move(host)))) llvmFailure("cannot define host symbols", std::move(e));
   // What generated code calls of the C library: memcpy, memset, libm's functions.
   auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
@@ -49,13 +52,13 @@ Jit::Code::~Code() {
 }
 
 std::unique_ptr<Jit::Code> Jit::add(const std::shared_ptr<Jit>& jit, std::unique_ptr<llvm::Module> module,
-                                    std::unique_ptr<llvm::LLVMContext> context, const std::string& entry,
+                                    std::unique_ptr<llvm::LLVMContext> context, const std::string& entry, bool fast,
                                     double* codegenSeconds) {
   const auto start = std::chrono::steady_clock::now();
   std::string object;
   {
     std::lock_guard<std::mutex> lock(jit->mutex_);
-    object = emitCode(*module, hasHugeBlock(*module) ? *jit->fastMachine_ : *jit->machine_, true);
+    object = emitCode(*module, fast || hasHugeBlock(*module) ? *jit->fastMachine_ : *jit->machine_, true);
   }
   module.reset();
   context.reset();

@@ -48,10 +48,11 @@ public:
     EntryFn entry_;
   };
 
-  /// Adds an optimised module and compiles it; returns the code of function `entry`.
-  /// `codegenSeconds` receives the time machine code generation took.
+  /// Adds an optimised module and compiles it (`fast`: without scheduling, as -O0 asks);
+  /// returns the code of function `entry`. `codegenSeconds` receives the time machine
+  /// code generation took.
   static std::unique_ptr<Code> add(const std::shared_ptr<Jit>& jit, std::unique_ptr<llvm::Module> module,
-                                   std::unique_ptr<llvm::LLVMContext> context, const std::string& entry,
+                                   std::unique_ptr<llvm::LLVMContext> context, const std::string& entry, bool fast,
                                    double* codegenSeconds);
 
 private:

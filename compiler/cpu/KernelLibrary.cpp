@@ -13,7 +13,7 @@ namespace tsl::compiler::cpu {
 extern const unsigned char kKernelBitcode[];
 extern const size_t kKernelBitcode_size;
 
-KernelLibrary::KernelLibrary(llvm::Module& out) : out_(out) {
+KernelLibrary::KernelLibrary(llvm::Module& out, bool linkKernels) : out_(out), linkKernels_(linkKernels) {
   const llvm::StringRef bytes(reinterpret_cast<const char*>(kKernelBitcode), kKernelBitcode_size);
   auto buffer = llvm::MemoryBuffer::getMemBuffer(bytes, "tsl-kernels", false);
   // Lazily: function bodies are read only for what the module ends up linking.
@@ -43,6 +43,10 @@ llvm::Function* KernelLibrary::get(const std::string& name) {
 
 void KernelLibrary::link() {
   TSL_ASSERT(library_, "cpu: the kernel library is linked twice");
+  // Kernels the process has compiled already stay declarations (the JIT resolves them).
+  if (!linkKernels_)
+    for (llvm::Function& f : *library_)
+      if (f.getName().starts_with("tsl_k_") && !f.isDeclaration()) f.deleteBody();
   if (llvm::Linker::linkModules(out_, std::move(library_), llvm::Linker::LinkOnlyNeeded))
     fail(ErrorKind::Internal, "cpu: linking the kernel library failed");
   // Everything from the library is private to the module and meant to be inlined away.
@@ -51,7 +55,8 @@ void KernelLibrary::link() {
     f.setLinkage(llvm::GlobalValue::InternalLinkage);
     f.removeFnAttr(llvm::Attribute::NoInline);
     f.removeFnAttr(llvm::Attribute::OptimizeNone);
-    f.addFnAttr(llvm::Attribute::AlwaysInline);
+    if (f.getName().starts_with("tsl_k_")) f.addFnAttr(llvm::Attribute::NoInline); // one copy per module
+    else f.addFnAttr(llvm::Attribute::AlwaysInline);
   }
 }
 

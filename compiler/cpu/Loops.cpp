@@ -21,18 +21,6 @@ namespace tsl::compiler::cpu {
 
 namespace {
 
-std::vector<int64_t> dimsOf(const ir::Type& type) {
-  std::vector<int64_t> dims;
-  for (const ir::Dim& d : type.dims) dims.push_back(d.size);
-  return dims;
-}
-
-int64_t product(const std::vector<int64_t>& v, size_t from = 0) {
-  int64_t n = 1;
-  for (size_t i = from; i < v.size(); ++i) n *= v[i];
-  return n;
-}
-
 /// A tensor with this shape, strides and offset over storage nobody reads: the runtime's
 /// view functions compute the view's strides and offset from it.
 Tensor probe(DType dtype, const std::vector<int64_t>& shape, const std::vector<int64_t>& strides, int64_t offset) {
@@ -50,9 +38,11 @@ std::vector<int64_t> broadcastStrides(const Access& a, const std::vector<int64_t
   return out;
 }
 
-/// for (i = from; i < to; ++i) body(i), in the builder's current function.
+/// for (i = from; i < to; ++i) body(i), in the builder's current function. Only innermost
+/// loops are left to the vectoriser (`innermost`): vectorising an outer loop would gather
+/// across rows.
 void forLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
-             const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body) {
+             const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body, bool innermost = true) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::LLVMContext& c = fn->getContext();
   llvm::BasicBlock* before = b.GetInsertBlock();
@@ -65,8 +55,21 @@ void forLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
   body(b, i);
   llvm::Value* next = b.CreateAdd(i, b.getInt64(1), "", true, true);
   i->addIncoming(next, b.GetInsertBlock());
-  b.CreateCondBr(b.CreateICmpSLT(next, to), loop, exit);
+  llvm::BranchInst* back = b.CreateCondBr(b.CreateICmpSLT(next, to), loop, exit);
+  if (!innermost) {
+    llvm::MDNode* off = llvm::MDNode::get(c, {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
+                                              llvm::ConstantAsMetadata::get(b.getFalse())});
+    llvm::MDNode* id = llvm::MDNode::getDistinct(c, {nullptr, off});
+    id->replaceOperandWith(0, id);
+    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+  }
   b.SetInsertPoint(exit);
+}
+
+/// A loop with loops inside: left scalar.
+void outerLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
+               const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body) {
+  forLoop(b, from, to, body, false);
 }
 
 /// Nested loops over `sizes`, the first from `begin` to `end`, the others whole.
@@ -80,11 +83,14 @@ void forNest(llvm::IRBuilder<>& b, const std::vector<int64_t>& sizes, llvm::Valu
     }
     llvm::Value* from = d == 0 ? begin : b.getInt64(0);
     llvm::Value* to = d == 0 ? end : b.getInt64(static_cast<uint64_t>(sizes[d]));
-    forLoop(b, from, to, [&](llvm::IRBuilder<>&, llvm::Value* i) {
-      index.push_back(i);
-      level(d + 1);
-      index.pop_back();
-    });
+    forLoop(
+        b, from, to,
+        [&](llvm::IRBuilder<>&, llvm::Value* i) {
+          index.push_back(i);
+          level(d + 1);
+          index.pop_back();
+        },
+        d + 1 == sizes.size());
   };
   level(0);
 }
@@ -379,7 +385,7 @@ void FunctionCodegen::emitReduction(const LoopNest& nest, const ir::Operation& r
                llvm::AllocaInst* slot = entry.CreateAlloca(acc);
                llvm::AllocaInst* bestAt = entry.CreateAlloca(b.getInt64Ty());
                llvm::AllocaInst* nanSeen = entry.CreateAlloca(b.getInt1Ty());
-               forLoop(b, begin, end, [&](llvm::IRBuilder<>& ob, llvm::Value* o) {
+               outerLoop(b, begin, end, [&](llvm::IRBuilder<>& ob, llvm::Value* o) {
                  // The kept axes' index of output element o.
                  std::vector<llvm::Value*> kept(keptSizes.size());
                  llvm::Value* rest = o;
@@ -436,7 +442,7 @@ void FunctionCodegen::emitReduction(const LoopNest& nest, const ir::Operation& r
   const int64_t outer = product(outerSizes);
   parallel(outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(n * row, 1)), captures,
            [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-             forLoop(b, begin, end, [&](llvm::IRBuilder<>& ob, llvm::Value* o) {
+             outerLoop(b, begin, end, [&](llvm::IRBuilder<>& ob, llvm::Value* o) {
                std::vector<llvm::Value*> kept(outerSizes.size());
                llvm::Value* rest = o;
                for (size_t k = outerSizes.size(); k-- > 0;) {

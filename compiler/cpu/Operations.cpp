@@ -22,28 +22,6 @@ namespace {
 using ir::Home;
 using ir::Operation;
 
-std::vector<int64_t> dimsOf(const ir::Type& t) {
-  std::vector<int64_t> d;
-  for (const ir::Dim& dim : t.dims) d.push_back(dim.size);
-  return d;
-}
-
-int64_t product(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {
-  int64_t n = 1;
-  for (size_t i = from; i < std::min(to, v.size()); ++i) n *= v[i];
-  return n;
-}
-
-std::vector<int64_t> contiguousStrides(const std::vector<int64_t>& shape) {
-  std::vector<int64_t> strides(shape.size());
-  int64_t step = 1;
-  for (size_t d = shape.size(); d-- > 0;) {
-    strides[d] = step;
-    step *= shape[d];
-  }
-  return strides;
-}
-
 /// The kernel library's name of an arithmetic dtype, or null if it has no kernels for it.
 const char* kernelTag(DType d) {
   switch (d) {
