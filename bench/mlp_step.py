@@ -2,10 +2,10 @@
 """bench/mlp_step.py — one MLP training step in TSL beside PyTorch, in one script.
 
 The step: an MLP 784-256-256-10 with relu, cross-entropy on a batch of 128, the gradient
-of every parameter, and a plain SGD update (lr 0.01). TSL runs it two ways
+of every parameter, and a plain SGD update (lr 0.01). TSL runs it three ways
 (bench/mlp-step.tsl): "eager" — (value-and-grad loss) compiled once per signature and
-run on :interp, then optim/sgd operation by operation — and "jit", the whole step
-compiled with jit :interp. PyTorch (Debian's python3-torch) runs it eagerly with
+run on :interp, then optim/sgd operation by operation — and the whole step compiled with
+jit for :interp and for :cpu. PyTorch (Debian's python3-torch) runs it eagerly with
 autograd, on one thread and on as many threads as TSL's pool (TSL_NUM_THREADS, else the
 core count); the faster of the two is the peer (Debian's build can be much slower on two
 threads than on one: its OpenMP threads contend).
@@ -22,6 +22,8 @@ import sys
 import time
 
 import torch
+
+from measure import cpu_model
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNS = 21
@@ -64,9 +66,10 @@ def main():
     best = min(by_threads, key=by_threads.get)
     theirs = by_threads[best]
     timings = ", ".join(f"{t} thread{'s' if t > 1 else ''} {v * 1e3:.3f} ms" for t, v in by_threads.items())
+    print(f"CPU: {cpu_model()}")
     print(f"PyTorch {torch.__version__}: {timings} (peer: {best}); TSL threads: {threads}")
     print(f"{'mode':<12}{'TSL':>12}{'PyTorch':>12}{'ratio':>8}")
-    for mode in ["eager", "jit"]:
+    for mode in ["eager", "interp", "cpu"]:
         print(f"{mode:<12}{ours[mode] * 1e3:>9.3f} ms{theirs * 1e3:>9.3f} ms{ours[mode] / theirs:>8.2f}")
 
 

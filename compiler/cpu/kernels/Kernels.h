@@ -79,24 +79,40 @@ TSL_CROSS_ENTROPY(f64, double, i64, int64_t)
 
 namespace {
 
-/// C[rows begin..end) = A · B: row-major with unit column strides. Blocked over k so a
-/// panel of B stays in cache; the innermost loop runs along a row of B and C, which the
-/// optimiser vectorises for the host. (Integers wrap: the library is built with -fwrapv.)
+/// C[rows begin..end) = A · B: row-major with unit column strides. A tile of kRows rows
+/// by kColumns columns of C is accumulated in registers over the whole of k, reading a
+/// row segment of B and broadcasting one element of A per row for each step of k; edge
+/// tiles take the same loops with smaller bounds. (A stopgap: the CPU performance work
+/// packs both operands and generates the micro-kernel for the CPU. Integers wrap: the
+/// library is built with -fwrapv.)
 template <typename T>
 void gemm(const T* a, const T* b, T* c, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, int64_t begin,
           int64_t end) {
-  constexpr int64_t kBlock = 256;
-  for (int64_t i = begin; i < end; ++i)
-    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = T(0);
-  for (int64_t k0 = 0; k0 < k; k0 += kBlock) {
-    const int64_t k1 = std::min(k, k0 + kBlock);
-    for (int64_t i = begin; i < end; ++i) {
-      T* crow = c + i * ldc;
-      for (int64_t p = k0; p < k1; ++p) {
-        const T av = a[i * lda + p];
-        const T* brow = b + p * ldb;
-        for (int64_t j = 0; j < n; ++j) crow[j] += av * brow[j];
+  constexpr int64_t kRows = 4, kColumns = 128 / sizeof(T);
+  for (int64_t i0 = begin; i0 < end; i0 += kRows) {
+    const int64_t rows = std::min(kRows, end - i0);
+    for (int64_t j0 = 0; j0 < n; j0 += kColumns) {
+      const int64_t columns = std::min(kColumns, n - j0);
+      T tile[kRows][kColumns] = {};
+      if (rows == kRows && columns == kColumns) {
+        for (int64_t p = 0; p < k; ++p) {
+          const T* brow = b + p * ldb + j0;
+          for (int64_t r = 0; r < kRows; ++r) {
+            const T av = a[(i0 + r) * lda + p];
+            for (int64_t j = 0; j < kColumns; ++j) tile[r][j] += av * brow[j];
+          }
+        }
+      } else {
+        for (int64_t p = 0; p < k; ++p) {
+          const T* brow = b + p * ldb + j0;
+          for (int64_t r = 0; r < rows; ++r) {
+            const T av = a[(i0 + r) * lda + p];
+            for (int64_t j = 0; j < columns; ++j) tile[r][j] += av * brow[j];
+          }
+        }
       }
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < columns; ++j) c[(i0 + r) * ldc + j0 + j] = tile[r][j];
     }
   }
 }
