@@ -91,6 +91,7 @@ std::string Engine::emit(std::string_view entry, std::string_view signature, Emi
   LowerOptions options;
   options.optimize = what != Emit::RawIr;
   options.target = native ? "cpu" : emit.target;
+  if (!emit.passes.empty()) options.pipeline = &emit.passes;
   const Lowered lowered = lowerForTypes(*impl_, var->value, types, names, {}, options);
   if (what == Emit::Graph) return ir::printDot(*lowered.function);
   if (!native) return ir::printModule(*lowered.module, {emit.locations});

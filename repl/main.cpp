@@ -47,6 +47,8 @@ commands:
                           entry, needing only libc and libm), header (its C header)
       --stage=raw         the IR as lowered, before the optimisation passes
       --target=T          the IR for target T's pipeline: cpu (default) or interp
+      --pass=NAME         run pass NAME instead of the target's pipeline (repeatable,
+                          in order; an unknown name lists them)
       --target-cpu=CPU    native code for CPU (default x86-64-v3; native: this machine)
       -O0 .. -O3          LLVM's optimisation level (default -O2)
       --no-locations      leave the loc(...) source positions out of the IR
@@ -334,6 +336,17 @@ int main(int argc, char** argv) {
       continue;
     }
     if (value("--target-cpu", options.emitOptions.cpu)) continue;
+    if (value("--pass", text)) {
+      const std::vector<std::string> names = tsl::compiler::passNames();
+      if (std::find(names.begin(), names.end(), text) == names.end()) {
+        std::cerr << "tsl: unknown pass '" << text << "' (passes:";
+        for (const std::string& n : names) std::cerr << " " << n;
+        std::cerr << ")\n";
+        return 2;
+      }
+      options.emitOptions.passes.push_back(text);
+      continue;
+    }
     if (value("--target", text)) {
       if (text != "cpu" && text != "interp") {
         std::cerr << "tsl: --target must be cpu or interp\n";

@@ -92,7 +92,7 @@ public:
     tsl_context context{};
     context.interrupt = reinterpret_cast<const volatile uint8_t*>(currentInterruptFlag());
     context.host = &host;
-    const int32_t status = code_->entry()(buffers.data(), &context);
+    const int32_t status = cpu::callGenerated(code_->entry(), buffers.data(), &context);
     if (status != TSL_OK) cpu::raiseStatus(status, context, host, program_);
     std::vector<Tensor> outputs;
     for (size_t r = 0; r < results_.size(); ++r)

@@ -28,9 +28,11 @@ int32_t guarded(tsl_context* context, Body&& body) {
   }
 }
 
-int32_t parallelFor(tsl_context* context, int64_t n, int64_t grain, tsl_body body, void* data) {
+TSL_CALLS_GENERATED_CODE int32_t parallelFor(tsl_context* context, int64_t n, int64_t grain, tsl_body body, void* data) {
   // The pool checks the interrupt flag before each chunk: a stop is an error it throws.
-  return guarded(context, [&] { tsl::parallelFor(n, grain, [&](int64_t begin, int64_t end) { body(data, begin, end); }); });
+  return guarded(context, [&] {
+    tsl::parallelFor(n, grain, [&](int64_t begin, int64_t end) TSL_CALLS_GENERATED_CODE { body(data, begin, end); });
+  });
 }
 
 /// A tensor over a buffer of the compiled code (not owned).

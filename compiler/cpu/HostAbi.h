@@ -23,6 +23,21 @@ struct HostState {
   std::vector<std::vector<std::vector<char>>> tapes;    ///< tape_new's stacks, by handle
 };
 
+/// Marks a function that calls JIT-compiled code through a pointer: UBSan's function-type
+/// check reads a signature from the bytes before the callee's entry, which generated code
+/// does not have.
+#if defined(__clang__)
+#define TSL_CALLS_GENERATED_CODE __attribute__((no_sanitize("function")))
+#else
+#define TSL_CALLS_GENERATED_CODE
+#endif
+
+/// Calls a generated function (compiler/cpu/abi/tsl_abi.h's convention).
+TSL_CALLS_GENERATED_CODE inline int32_t callGenerated(int32_t (*entry)(void* const*, void*), void* const* buffers,
+                                                      tsl_context* context) {
+  return entry(buffers, context);
+}
+
 /// The host functions, by their ABI names.
 const std::vector<std::pair<const char*, void*>>& hostSymbols();
 

@@ -66,6 +66,8 @@ public:
     std::string target;    ///< IR, DOT: whose pipeline (empty: the default target)
     std::string cpu;       ///< native code: the CPU it is for (empty: portable x86-64-v3;
                            ///< "native": this machine)
+    std::vector<std::string> passes; ///< run these passes (names) instead of the
+                                     ///< target's pipeline
   };
   /// The global function `entry` lowered for the parameters of `signature`, written
   /// "x:f32[128,64],y:i64[128]" (names optional; symbolic dimensions such as f32[n,64]

@@ -348,6 +348,12 @@ def main():
     check("--print-memory-plan prints each buffer's home, offset and live range, and the peak",
           r.rc == 0 and "// memory plan of @loss: peak 320 bytes of arena" in r.err
           and re.search(r"%0 +f32\[8,10\] +arena +0 +320  1\.\.2", r.err), str(r))
+    r = tsl("compile", model, "--entry", "loss", "--sig", "w:f32[64,10],x:f32[8,64],y:f32[8,10]", "--pass=inline",
+            "--pass=fuse", "--no-locations")
+    check("compile --pass runs the passes named, in order, instead of the pipeline (fuse groups the loss)",
+          r.rc == 0 and "fused reduction" in r.out, str(r))
+    r = tsl("compile", model, "--entry", "loss", "--sig", "f32[2]", "--pass=no-such-pass")
+    check("compile --pass with an unknown pass exits 2 and lists them", r.rc == 2 and "plan-memory" in r.err, str(r))
     r = tsl("--time-passes", "run", jitted_source := write("timed.tsl", "((jit (fn [x] (* x 2))) (ones [4]))\n"))
     check("--time-passes includes LLVM's optimisation and code generation",
           r.rc == 0 and "llvm-optimization" in r.err and "llvm-code-generation" in r.err, str(r))

@@ -83,6 +83,11 @@ def memory():
         ("doubling a string", '(loop [s "x"] (recur (str s s)))'),
         ("conj onto a vector forever", "(loop [v [] i 0] (recur (conj v i) (inc i)))"),
         ("assoc into a map forever", "(loop [m {} i 0] (recur (assoc m i i) (inc i)))"),
+        # Native code whose result (4 GB) and whose arena (the matmul's 4 GB operand)
+        # cannot be allocated.
+        ("jit :cpu makes a 4 GB result", "((jit (fn [x] (+ (broadcast-to x [32768 32768]) 1.0))) 1.0)"),
+        ("jit :cpu needs a 4 GB arena",
+         "((jit (fn [x] (sum (matmul (broadcast-to x [32768 32768]) (ones [32768 2]))))) 1.0)"),
     ]
     if SANITIZED:
         # ASan can neither run under an address-space limit nor make operator new throw
