@@ -148,7 +148,7 @@ private:
 
   void instrumentedWhile(ir::Builder& b, const Operation& op, Scope& scope) {
     const Span& span = op.span();
-    const ir::Type i64{DType::I64, {}, ir::Layout::Default};
+    const ir::Type i64{DType::I64, {}, ir::Layout::RowMajor};
     V tape0 = b.create(ir::OpCode::of(Structural::TapeNew), {}, {i64}, span)->result();
     V count0 = b.constant(Tensor::ofInt(0), span);
     std::vector<V> inits;
@@ -279,7 +279,7 @@ private:
     const Block& after = op.region(1).block();
     const Operation* condition = before.terminator();
     const Operation* yield = after.terminator();
-    const ir::Type i64{DType::I64, {}, ir::Layout::Default};
+    const ir::Type i64{DType::I64, {}, ir::Layout::RowMajor};
     std::vector<const ir::Value*> free;
     for (const ir::Value* v : freeValues(op))
       if (differentiable(v)) free.push_back(v);

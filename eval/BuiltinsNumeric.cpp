@@ -183,6 +183,16 @@ void registerNumericBuiltins(Evaluator& evaluator) {
     return boolean(!args[0].truthy());
   });
 
+  // (layout x): how x's elements sit in memory (LANGUAGE.md §7); of a value being traced,
+  // the layout its type gives.
+  evaluator.defineBuiltin("layout", 1, 1, [](CallContext& cx, Args args) {
+    if (args[0].isTraced()) {
+      const ir::Type& type = tracedType(args[0]);
+      return makeKeyword(layoutKeyword(type.layout, type.rank()));
+    }
+    const Tensor& t = tensorArg(cx, args, 0);
+    return makeKeyword(layoutKeyword(t.layout(), t.rank()));
+  });
   evaluator.defineBuiltin("dtype", 1, 1, [](CallContext& cx, Args args) {
     if (args[0].isTraced()) {
       const DType d = tracedType(args[0]).dtype;

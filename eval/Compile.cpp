@@ -61,8 +61,7 @@ Tensor strongLeaf(const Tensor& t) {
 /// The IR type a leaf is passed as.
 ir::Type leafType(const Value& leaf) {
   if (leaf.isTraced()) return tracedType(leaf);
-  const Tensor t = strongLeaf(leaf.tensor());
-  return ir::Type::of(t.dtype(), t.shape());
+  return ir::Type::of(strongLeaf(leaf.tensor()));
 }
 
 /// A compiled function returns tensors and data; a function it made may hold traced

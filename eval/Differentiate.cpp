@@ -39,12 +39,12 @@ struct Leaf {
 Leaf leafOf(const Value& v) {
   if (v.isTraced()) {
     const ir::Type& t = tracedType(v);
-    if (weakTraced(v)) return {v, ir::Type{concreteDType({t.dtype, true}), {}, ir::Layout::Default}, false};
+    if (weakTraced(v)) return {v, ir::Type{concreteDType({t.dtype, true}), {}, ir::Layout::RowMajor}, false};
     return {v, t, false};
   }
   const Tensor& t = v.tensor();
-  if (t.weak()) return {v, ir::Type{concreteDType(t.typeKey()), {}, ir::Layout::Default}, false};
-  return {v, ir::Type::of(t.dtype(), t.shape()), false};
+  if (t.weak()) return {v, ir::Type{concreteDType(t.typeKey()), {}, ir::Layout::RowMajor}, false};
+  return {v, ir::Type::of(t), false};
 }
 
 /// A value of the caller's function for a leaf, typed as the parameter it feeds.

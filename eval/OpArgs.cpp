@@ -227,6 +227,16 @@ std::map<std::string, Parser, std::less<>> buildParsers() {
     expectPositional(cx, kw, 2, "(astype x :f16)");
     return OpCall{OpKind::Cast, {tensorOperand(cx, args, 0)}, CastAttrs{readDType(cx, args[1])}};
   };
+  p["to-layout"] = [](const CallContext& cx, Args args) {
+    KeywordArgs kw(cx, args, 2, {});
+    expectPositional(cx, kw, 2, "(to-layout x :nhwc)");
+    if (!args[1].isKeyword()) badAttr(cx, "the layout", "a keyword such as :nhwc", args[1]);
+    const std::optional<Layout> layout = layoutFromKeyword(args[1].keyword().name());
+    if (!layout)
+      fail(ErrorKind::Value, "to-layout: unknown layout :", args[1].keyword().name(),
+           " (layouts: :row-major :nchw :nhwc :nc1hwc0 :fractal-z :fractal-nz)");
+    return OpCall{OpKind::ToLayout, {tensorOperand(cx, args, 0)}, LayoutAttrs{*layout}};
+  };
   p["sum"] = reduction(OpKind::Sum);
   p["mean"] = reduction(OpKind::Mean);
   p["prod"] = reduction(OpKind::Prod);

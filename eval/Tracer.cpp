@@ -25,7 +25,7 @@ std::optional<ir::Type> strongType(const Value& v) {
   }
   const Tensor& t = v.tensor();
   if (t.weak()) return std::nullopt;
-  return ir::Type::of(t.dtype(), t.shape());
+  return ir::Type::of(t);
 }
 
 /// The type of a weak leaf (a literal, or a traced bare-number parameter): i64 or f64.
@@ -266,9 +266,9 @@ ir::Value* Tracer::materialize(const Value& v, std::optional<DType> weakAs, cons
   // a hidden parameter, one per distinct tensor.
   if (nested()) return lift(previous_->wrap(previous_->materialize(Value(t), std::nullopt, span)));
   const void* key = t.data();
-  if (auto it = hiddenByData_.find(key); it != hiddenByData_.end() && it->second->type() == ir::Type::of(t.dtype(), t.shape()))
+  if (auto it = hiddenByData_.find(key); it != hiddenByData_.end() && it->second->type() == ir::Type::of(t))
     return it->second;
-  ir::Value* param = function_.body().addArgument(ir::Type::of(t.dtype(), t.shape()), cat("const", hidden_.size()));
+  ir::Value* param = function_.body().addArgument(ir::Type::of(t), cat("const", hidden_.size()));
   hidden_.push_back(t);
   hiddenByData_[key] = param;
   return param;
@@ -473,7 +473,7 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
             leaf = Value(isFloat(weakKey(leaf).dtype) ? Tensor::weakFloat(0) : Tensor::weakInt(0));
             continue;
           }
-          const ir::Type t = leaf.isTraced() ? tracedType(leaf) : ir::Type::of(leaf.tensor().dtype(), leaf.tensor().shape());
+          const ir::Type t = leaf.isTraced() ? tracedType(leaf) : ir::Type::of(leaf.tensor());
           if (!t.concrete())
             throw Error(ErrorKind::Type,
                         cat("jit: a loop whose result has the symbolic type ", t.str(),
@@ -539,7 +539,7 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
     std::optional<ir::Type> ta = strongType(leavesA[i]), tb = strongType(leavesB[i]);
     const bool bothWeak = !ta && !tb;
     if (bothWeak) // stays weak, held at i64 or f64 as eager code holds it
-      ta = tb = ir::Type{promoteTypes(weakKey(leavesA[i]), weakKey(leavesB[i])).dtype, {}, ir::Layout::Default};
+      ta = tb = ir::Type{promoteTypes(weakKey(leavesA[i]), weakKey(leavesB[i])).dtype, {}, ir::Layout::RowMajor};
     // A weak literal (always a scalar) takes the other side's dtype, if it is of its kind:
     // a bare integer becoming a float (or the reverse) would change what eager code gives.
     const std::string& subject = i < what.size() ? what[i] : what.back();
@@ -551,7 +551,7 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
                         " and the other ", other.str(), "; compiled branches must agree (write the number as ",
                         isFloat(other.dtype) ? "a float" : "an integer", " or cast it)"),
                     span);
-      return ir::Type{other.dtype, {}, ir::Layout::Default};
+      return ir::Type{other.dtype, {}, ir::Layout::RowMajor};
     };
     if (!ta) ta = takeOther(leavesA[i], *tb);
     if (!tb) tb = takeOther(leavesB[i], *ta);
@@ -608,9 +608,9 @@ Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, c
   for (const Value& leaf : initLeaves) {
     const bool weak = !strongType(leaf);
     carriedWeak.push_back(weak);
-    carried.push_back(weak ? ir::Type{weakKey(leaf).dtype, {}, ir::Layout::Default}
+    carried.push_back(weak ? ir::Type{weakKey(leaf).dtype, {}, ir::Layout::RowMajor}
                            : leaf.isTraced() ? tracedType(leaf)
-                                             : ir::Type::of(leaf.tensor().dtype(), leaf.tensor().shape()));
+                                             : ir::Type::of(leaf.tensor()));
   }
   for (int attempt = 0;; ++attempt) {
     std::vector<ir::Value*> inits;

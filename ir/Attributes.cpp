@@ -67,6 +67,7 @@ template <typename V> void fields(V& v, const NormAttrs*) {
   v("eps", &NormAttrs::eps);
 }
 template <typename V> void fields(V& v, const EinsumAttrs*) { v("spec", &EinsumAttrs::spec); }
+template <typename V> void fields(V& v, const LayoutAttrs*) { v("layout", &LayoutAttrs::layout); }
 template <typename V> void fields(V& v, const ReduceAttrs*) {
   v("axes", &ReduceAttrs::axes);
   v("keepdims", &ReduceAttrs::keepDims);
@@ -141,6 +142,12 @@ AttrValue toValue(DType x) {
   v.text = dtypeName(x);
   return v;
 }
+AttrValue toValue(Layout x) {
+  AttrValue v;
+  v.kind = AttrValue::Kind::Ident;
+  v.text = layoutName(x);
+  return v;
+}
 AttrValue toValue(const std::string& x) {
   AttrValue v;
   v.kind = AttrValue::Kind::String;
@@ -183,6 +190,11 @@ void fromValue(const AttrValue& v, bool& out, const std::string& field) {
 void fromValue(const AttrValue& v, DType& out, const std::string& field) {
   if (v.kind != AttrValue::Kind::Ident || !dtypeFromName(v.text)) badField(field, "a dtype");
   out = *dtypeFromName(v.text);
+}
+void fromValue(const AttrValue& v, Layout& out, const std::string& field) {
+  const std::optional<Layout> layout = v.kind == AttrValue::Kind::Ident ? layoutFromKeyword(v.text) : std::nullopt;
+  if (!layout) badField(field, "a layout (row-major, nhwc, nc1hwc0, fractal-z, fractal-nz)");
+  out = *layout;
 }
 void fromValue(const AttrValue& v, std::string& out, const std::string& field) {
   if (v.kind != AttrValue::Kind::String) badField(field, "a string");

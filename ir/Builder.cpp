@@ -27,7 +27,7 @@ Value* Builder::constant(const Tensor& value, const Span& span) {
   auto op = std::make_unique<Operation>(OpCode::of(Structural::Constant), span);
   const Tensor strong = value.isScalar() ? value.strengthened() : value;
   op->setConstant(strong);
-  Value* out = op->addResult(Type::of(strong.dtype(), strong.shape()));
+  Value* out = op->addResult(Type::of(strong));
   block_->append(std::move(op));
   return out;
 }

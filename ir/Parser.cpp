@@ -282,7 +282,10 @@ private:
     // {layout}, told apart from a region by its one layout name before '}'.
     if (isPunct("{") && peek(1).kind == Tok::Ident && layoutFromName(peek(1).text) && isPunct("}", 2)) {
       next();
-      result.layout = *layoutFromName(next().text);
+      const Token name = next();
+      result.layout = *layoutFromName(name.text);
+      if (!layoutFitsRank(result.layout, result.rank()))
+        lexer_.error(name, cat("layout {", name.text, "} does not apply to a tensor of rank ", result.rank()));
       next();
     }
     return result;
@@ -370,7 +373,8 @@ private:
       if (index != n) error(cat("expected ", n, " elements for ", t.str(), ", got ", index));
     }
     expectPunct(">");
-    return out;
+    // The elements are written in logical order whatever the layout the type names.
+    return t.layout == Layout::RowMajor ? out : toLayout(out, t.layout);
   }
   static std::string shapeText(const Shape& shape) { return shape.str(); }
 

@@ -6,29 +6,19 @@
 
 namespace tsl::ir {
 
-namespace {
-
-constexpr std::pair<Layout, const char*> kLayouts[] = {
-    {Layout::Default, "default"}, {Layout::NCHW, "nchw"},           {Layout::NHWC, "nhwc"},
-    {Layout::NC1HWC0, "nc1hwc0"}, {Layout::FractalZ, "fractal-z"}, {Layout::FractalNZ, "fractal-nz"},
-};
-
-} // namespace
-
-const char* layoutName(Layout layout) {
-  for (const auto& [l, name] : kLayouts)
-    if (l == layout) return name;
-  return "default";
-}
-
 std::optional<Layout> layoutFromName(std::string_view name) {
-  for (const auto& [l, n] : kLayouts)
-    if (name == n) return l;
-  return std::nullopt;
+  if (name == "default") return Layout::RowMajor;
+  return layoutFromKeyword(name);
 }
 
 Type Type::of(const TensorType& t) {
   return of(t.weak ? concreteDType({t.dtype, true}) : t.dtype, t.shape);
+}
+
+Type Type::of(const Tensor& t) {
+  Type type = of(t.weak() ? concreteDType(t.typeKey()) : t.dtype(), t.shape());
+  type.layout = t.layout();
+  return type;
 }
 
 Type Type::of(DType dtype, const Shape& shape) {
@@ -65,7 +55,7 @@ std::string Type::str() const {
     }
     out += ']';
   }
-  if (layout != Layout::Default) out += cat("{", layoutName(layout), "}");
+  if (layout != Layout::RowMajor) out += cat("{", layoutName(layout), "}");
   return out;
 }
 
@@ -106,7 +96,7 @@ std::optional<Type> parseType(std::string_view text) {
     const size_t close = text.find('}', i);
     if (close == std::string_view::npos) return std::nullopt;
     const auto layout = layoutFromName(text.substr(i + 1, close - i - 1));
-    if (!layout) return std::nullopt;
+    if (!layout || !layoutFitsRank(*layout, type.rank())) return std::nullopt;
     type.layout = *layout;
     i = close + 1;
   }

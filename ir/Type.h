@@ -6,6 +6,7 @@
 // physical layout is not the default (LANGUAGE.md §7).
 #pragma once
 
+#include "runtime/Layout.h"
 #include "runtime/Ops.h"
 
 #include <string>
@@ -14,10 +15,10 @@
 
 namespace tsl::ir {
 
-/// Physical layouts (LANGUAGE.md §7). Default is row-major (reported as :nchw for rank 4).
-enum class Layout : uint8_t { Default, NCHW, NHWC, NC1HWC0, FractalZ, FractalNZ };
-
-const char* layoutName(Layout layout);
+/// Physical layouts (LANGUAGE.md §7, runtime/Layout.h). Row-major is the default and
+/// prints nothing; the IR text names the others in braces after the shape.
+using Layout = tsl::Layout;
+/// The layout an IR type names ("nhwc"; "row-major", "default" and "nchw" for row-major).
 std::optional<Layout> layoutFromName(std::string_view name);
 
 struct Dim {
@@ -30,10 +31,12 @@ struct Dim {
 struct Type {
   DType dtype = DType::F32;
   std::vector<Dim> dims;
-  Layout layout = Layout::Default;
+  Layout layout = Layout::RowMajor;
 
   static Type of(const TensorType& t);
   static Type of(DType dtype, const Shape& shape);
+  /// A tensor's type: its concrete dtype, its shape and its layout.
+  static Type of(const Tensor& t);
   int rank() const { return static_cast<int>(dims.size()); }
   bool concrete() const;
   /// The concrete shape; an internal error if a dimension is symbolic.

@@ -88,7 +88,7 @@ private:
     case Structural::Constant: {
       if (!op.operands().empty() || op.resultCount() != 1) fail(op, "takes no operands and has one result");
       const Tensor& value = op.constant();
-      if (!(Type::of(value.dtype(), value.shape()) == op.result()->type()) || value.weak())
+      if (!(Type::of(value) == op.result()->type()) || value.weak())
         fail(op, cat("holds a ", dtypeName(value.dtype()), value.shape().str(), " value but has type ",
                      op.result()->type().str()));
       return;
@@ -130,7 +130,7 @@ private:
       for (size_t i = 0; i < op.resultCount(); ++i) results.push_back(op.result(i)->type());
       if (beforeArgs != carried) fail(op, "the before region's arguments must have the carried values' types");
       if (afterArgs != results) fail(op, "the after region's arguments must have the result types");
-      std::vector<Type> condition{Type{DType::Bool, {}, Layout::Default}};
+      std::vector<Type> condition{Type{DType::Bool, {}, Layout::RowMajor}};
       condition.insert(condition.end(), results.begin(), results.end());
       block(before, Structural::Condition, &condition, f);
       block(after, Structural::Yield, &carried, f);
@@ -167,7 +167,7 @@ private:
     case Structural::TapeNew:
     case Structural::TapePush:
     case Structural::TapePop: {
-      const Type handle{DType::I64, {}, Layout::Default};
+      const Type handle{DType::I64, {}, Layout::RowMajor};
       if (!op.regions().empty()) fail(op, "has no regions");
       if (op.resultCount() < 1 || !(op.result(0)->type() == handle)) fail(op, "gives the tape (i64) first");
       if (code.structural == Structural::TapeNew && !op.operands().empty()) fail(op, "takes no operands");

@@ -5,6 +5,7 @@
 // loop template, instantiated per S, applies the operation's functor. Half types compute
 // in float and round once on store.
 #include "runtime/Elementwise.h"
+#include "runtime/Ops.h"
 
 #include "runtime/ElementwiseFunctors.h"
 #include "runtime/ScalarFastPath.h"
@@ -159,6 +160,11 @@ Shape broadcastShapes(const Shape& a, const Shape& b, const char* opName) {
 }
 
 Tensor applyBinary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  // Operands in a layout other than row-major: through runOp, which keeps layouts.
+  if (a.layout() != Layout::RowMajor || b.layout() != Layout::RowMajor) {
+    const Tensor operands[] = {a, b};
+    return runOp(opKind(op), NoAttrs{}, operands);
+  }
   if (a.isScalar() && b.isScalar() && a.dtype() == b.dtype()) {
     std::optional<Tensor> out =
         withFunctor(op, [&](auto fn) { return detail::sameTypeScalar<decltype(fn)>(a, b); });
@@ -206,6 +212,10 @@ Tensor applyBinary(BinaryOp op, const Tensor& a, const Tensor& b) {
 }
 
 Tensor applyUnary(UnaryOp op, const Tensor& a) {
+  if (a.layout() != Layout::RowMajor) {
+    const Tensor operands[] = {a};
+    return runOp(opKind(op), NoAttrs{}, operands);
+  }
   const TypeKey result = resultType(op, a.typeKey());
   const DType storage = operandType(op, a.typeKey()).dtype;
   const Tensor x = toOperand(a, storage);
@@ -287,6 +297,10 @@ Tensor clip(const Tensor& x, const Tensor& lo, const Tensor& hi) {
 }
 
 Tensor astype(const Tensor& x, DType dtype) {
+  if (x.layout() != Layout::RowMajor) {
+    const Tensor operands[] = {x};
+    return runOp(OpKind::Cast, CastAttrs{dtype}, operands);
+  }
   if (x.isScalar()) return x.castScalar(dtype);
   if (x.dtype() == dtype) return x;
   Tensor out = Tensor::empty(dtype, x.shape());

@@ -1,4 +1,5 @@
 // runtime/Format.cpp — shortest round-trip number formatting and tensor printing.
+#include "runtime/Layout.h"
 #include "runtime/Format.h"
 
 #include "runtime/Dispatch.h"
@@ -116,6 +117,7 @@ std::string formatType(const Tensor& tensor) {
 }
 
 std::string formatTensor(const Tensor& tensor) {
+  if (tensor.blocked()) return formatTensor(plain(tensor));
   if (tensor.isScalar()) return formatScalar(tensor);
   const std::string prefix = formatType(tensor) + " ";
   if (tensor.numel() == 0) return prefix + "[]"; // as NumPy: the shape says the rest

@@ -6,6 +6,7 @@
 // costs at most its own size in memory and ends in an io error naming it. Writing goes
 // through writeAtomically(): a fresh temporary beside the target, written in full, synced
 // and renamed over it; on any failure the temporary is unlinked before the error is raised.
+#include "runtime/Layout.h"
 #include "runtime/Io.h"
 
 #include "runtime/Dispatch.h"
@@ -694,6 +695,7 @@ Tensor loadNpy(const std::string& path) {
 }
 
 void saveNpy(const std::string& path, const Tensor& x) {
+  if (x.blocked()) return saveNpy(path, plain(x));
   // bf16 has no NumPy dtype; every bf16 value is exactly a float32. Weak literals are
   // stored as their concrete dtype (weak floats as f32), like any stored value.
   Tensor t = x;

@@ -370,6 +370,17 @@ Tensor dropoutKernel(const OpAttrs& a, std::span<const Tensor> in) { return drop
 // ---- Adjoints (runtime/Gradients.h) ----
 
 TensorType stopGradientType(const OpAttrs&, std::span<const TensorType> in) { return in[0]; }
+
+// ---- Layouts: the same logical tensor, stored another way ----
+
+TensorType layoutType(const OpAttrs& a, std::span<const TensorType> in) {
+  checkLayout(get<LayoutAttrs>(a).layout, in[0].shape, "to-layout");
+  return {movedDType(in[0]), false, in[0].shape};
+}
+Tensor layoutKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  const Tensor x = in[0].weak() ? in[0].strengthened() : in[0];
+  return toLayout(x, get<LayoutAttrs>(a).layout);
+}
 Tensor stopGradientKernel(const OpAttrs&, std::span<const Tensor> in) { return in[0]; }
 
 TensorType requireFloatType(const TensorType& t, const char* op) {
@@ -516,6 +527,7 @@ const char* layoutClassName(LayoutClass c) {
   case LayoutClass::Agnostic: return "agnostic";
   case LayoutClass::AxisSensitive: return "axis-sensitive";
   case LayoutClass::LayoutDemanding: return "layout-demanding";
+  case LayoutClass::Converting: return "converting";
   }
   return "?";
 }
@@ -589,7 +601,10 @@ TensorType inferType(OpKind kind, const OpAttrs& attrs, std::span<const TensorTy
   return info.type(attrs, inputs);
 }
 
-Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs) {
+namespace {
+
+/// runOp for tensors in no layout but row-major and NHWC (strided, so kernels read them).
+Tensor runOpUnlaid(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs) {
   std::array<TensorType, 4> small;
   std::vector<TensorType> large;
   std::span<TensorType> types;
@@ -609,7 +624,7 @@ Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs) 
       std::vector<Tensor> strong(inputs.begin(), inputs.end());
       for (Tensor& t : strong)
         if (t.weak()) t = t.strengthened();
-      return runOp(kind, attrs, strong);
+      return runOpUnlaid(kind, attrs, strong);
     }
   }
   Tensor result = opInfo(kind).kernel(attrs, inputs);
@@ -619,5 +634,40 @@ Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs) 
              predicted.str());
   return result;
 }
+
+} // namespace
+
+Layout resultLayout(OpKind kind, const OpAttrs& attrs, std::span<const Layout> sameShapeOperands) {
+  const OpInfo& info = opInfo(kind);
+  if (info.layout == LayoutClass::Converting) return std::get<LayoutAttrs>(attrs).layout;
+  if (info.layout != LayoutClass::Agnostic || sameShapeOperands.empty()) return Layout::RowMajor;
+  for (Layout l : sameShapeOperands)
+    if (l != sameShapeOperands[0]) return Layout::RowMajor;
+  return sameShapeOperands[0];
+}
+
+Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs) {
+  // Kernels compute on logical elements: a blocked input is converted first (except by
+  // the conversions, which read it as it is), and the result is stored in the layout the
+  // operation gives (resultLayout).
+  const OpInfo& info = opInfo(kind);
+  bool laidOut = false;
+  for (const Tensor& t : inputs) laidOut |= t.layout() != Layout::RowMajor;
+  if (laidOut && info.layout != LayoutClass::Converting) {
+    std::vector<TensorType> types;
+    for (const Tensor& t : inputs) types.push_back(TensorType::of(t));
+    const TensorType predicted = inferType(kind, attrs, types);
+    std::vector<Layout> same;
+    for (const Tensor& t : inputs)
+      if (t.rank() > 0 && t.shape() == predicted.shape) same.push_back(t.layout());
+    const Layout want = predicted.shape.rank() > 0 ? resultLayout(kind, attrs, same) : Layout::RowMajor;
+    std::vector<Tensor> logical;
+    for (const Tensor& t : inputs) logical.push_back(untagged(t));
+    Tensor result = runOpUnlaid(kind, attrs, logical);
+    return result.rank() > 0 && result.layout() != want ? toLayout(result, want) : result;
+  }
+  return runOpUnlaid(kind, attrs, inputs);
+}
+
 
 } // namespace tsl

@@ -44,6 +44,7 @@ enum class LayoutClass : uint8_t {
   Agnostic,        ///< works on any layout unchanged (elementwise, creation)
   AxisSensitive,   ///< its attributes name axes: works on a layout once they are mapped
   LayoutDemanding, ///< its kernel wants particular layouts (matmul, conv2d, reshape)
+  Converting,      ///< makes its result's layout: to-layout, transdata
 };
 
 const char* fusionClassName(FusionClass c);

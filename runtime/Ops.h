@@ -11,6 +11,7 @@
 
 #include "runtime/Creation.h"
 #include "runtime/Elementwise.h"
+#include "runtime/Layout.h"
 #include "runtime/NeuralNet.h"
 #include "runtime/OpTraits.h"
 #include "runtime/Reduce.h"
@@ -118,7 +119,11 @@ namespace tsl {
   X(MaxPool2dGrad, "max-pool2d-grad", "max_pool2d_grad", 2, 2, Pool2dAttrs, Opaque,                \
     LayoutDemanding, kFloatOnly, maxPoolGradType, maxPoolGradKernel)                               \
   X(AvgPool2dGrad, "avg-pool2d-grad", "avg_pool2d_grad", 1, 1, Pool2dGradAttrs, Opaque,            \
-    LayoutDemanding, kFloatOnly, avgPoolGradType, avgPoolGradKernel)
+    LayoutDemanding, kFloatOnly, avgPoolGradType, avgPoolGradKernel)                               \
+  X(ToLayout, "to-layout", "to_layout", 1, 1, LayoutAttrs, Opaque, Converting, 0, layoutType,        \
+    layoutKernel)                                                                                  \
+  X(Transdata, "transdata", "transdata", 1, 1, LayoutAttrs, Opaque, Converting, 0, layoutType,       \
+    layoutKernel)
 
 enum class OpKind : uint16_t {
 #define TSL_KIND(name, ...) name,
@@ -237,11 +242,16 @@ struct EinsumAttrs {
   std::string spec;
   bool operator==(const EinsumAttrs&) const = default;
 };
+struct LayoutAttrs { ///< to-layout (written by the user), transdata (placed by the compiler)
+  Layout layout = Layout::RowMajor;
+  bool operator==(const LayoutAttrs&) const = default;
+};
 
 using OpAttrs = std::variant<NoAttrs, AxisAttrs, ShapeAttrs, PermAttrs, AxesAttrs, SliceAttrs, IndexAttrs,
                              PadAttrs, CountAttrs, CastAttrs, FullAttrs, ArangeAttrs, LinspaceAttrs, EyeAttrs,
                              RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, Conv2dAttrs,
-                             Pool2dAttrs, SliceGradAttrs, TakeGradAttrs, Conv2dGradAttrs, Pool2dGradAttrs>;
+                             Pool2dAttrs, SliceGradAttrs, TakeGradAttrs, Conv2dGradAttrs, Pool2dGradAttrs,
+                             LayoutAttrs>;
 
 /// The type of a tensor value: dtype (weak for untyped literals), shape.
 struct TensorType {
@@ -289,6 +299,13 @@ std::optional<BinaryOp> binaryOpOf(OpKind kind);
 std::optional<UnaryOp> unaryOpOf(OpKind kind);
 /// The enumerator's name ("FloorDiv"): how generated code names an operation's functions.
 const char* opIdentifier(OpKind kind);
+
+/// The layout an operation's result takes, given the layouts of its operands that have
+/// the result's shape: a conversion's is its attribute's; a layout-agnostic operation
+/// adopts the one those operands share (LANGUAGE.md §7: a layout never changes what is
+/// computed, and elementwise work keeps it); anything else gives row-major. Eager
+/// execution and the IR's type rule both follow it.
+Layout resultLayout(OpKind kind, const OpAttrs& attrs, std::span<const Layout> sameShapeOperands);
 
 /// Applies the type rule after checking the operand count.
 TensorType inferType(OpKind kind, const OpAttrs& attrs, std::span<const TensorType> inputs);

@@ -4,6 +4,7 @@
 // view, made contiguous only when it is not already), so every output element is the
 // reduction of one contiguous row. Rows are reduced in parallel; each row by one function
 // template per element type.
+#include "runtime/Layout.h"
 #include "runtime/Reduce.h"
 
 #include "runtime/Dispatch.h"
@@ -163,6 +164,7 @@ Shape reduceShape(ReduceOp op, const Shape& input, const ReduceAttrs& attrs) {
 }
 
 Tensor reduce(ReduceOp op, const Tensor& x, const ReduceAttrs& attrs) {
+  if (x.blocked()) return reduce(op, plain(x), attrs);
   const Plan plan = makePlan(op, x.shape(), attrs);
   const TypeKey result = reduceResultType(op, x.typeKey());
   // logsumexp computes in the float type it returns.

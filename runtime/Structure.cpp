@@ -1,4 +1,5 @@
 // runtime/Structure.cpp — concat, stack, split, pad, take, one-hot, get.
+#include "runtime/Layout.h"
 #include "runtime/Structure.h"
 
 #include "runtime/Dispatch.h"
@@ -8,7 +9,7 @@
 
 namespace tsl {
 
-void copyInto(const Tensor& src, Tensor& dst) { detail::copyStrided(src, dst); }
+void copyInto(const Tensor& src, Tensor& dst) { detail::copyStrided(plain(src), dst); }
 
 Shape concatShape(std::span<const Shape> parts, int64_t axis) {
   if (parts.empty()) fail(ErrorKind::Value, "concat needs at least one tensor");

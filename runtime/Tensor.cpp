@@ -236,8 +236,25 @@ const Shape& Tensor::shape() const {
   return ranked() ? impl_->shape : scalarShape;
 }
 
+void Tensor::blockedAccess() {
+  fail(ErrorKind::Internal, "a tensor in a blocked layout was read as row-major (convert it with plain())");
+}
+
+Tensor Tensor::withLayout(DType dtype, const Shape& logical, Layout layout, const Shape& physical,
+                          std::span<const int64_t> strides, Ref<Storage> storage) {
+  TSL_ASSERT(logical.rank() > 0, "a layout of a scalar");
+  auto* impl = new TensorImpl();
+  impl->shape = logical;
+  for (size_t i = 0; i < strides.size() && i < impl->strides.size(); ++i) impl->strides[i] = strides[i];
+  impl->storage = std::move(storage);
+  impl->layout = layout;
+  impl->physical = physical;
+  return fromImpl(dtype, impl);
+}
+
 bool Tensor::isContiguous() const {
   if (!ranked()) return true;
+  if (blocked()) return false;
   int64_t expected = 1;
   for (int i = impl_->shape.rank() - 1; i >= 0; --i) {
     const int64_t dim = impl_->shape[i];

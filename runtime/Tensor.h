@@ -42,6 +42,10 @@ private:
   std::function<void(void*)> release_;
 };
 
+/// How a tensor's elements sit in memory (runtime/Layout.h). Row-major (NCHW at rank 4)
+/// and NHWC are strided views of their memory; the blocked layouts are not.
+enum class Layout : uint8_t { RowMajor, NHWC, NC1HWC0, FractalZ, FractalNZ };
+
 /// Shape, strides and storage of a tensor of rank >= 1. Shared between tensors that are
 /// copies of each other; never modified after construction.
 struct TensorImpl final : RefCounted<TensorImpl> {
@@ -49,6 +53,8 @@ struct TensorImpl final : RefCounted<TensorImpl> {
   std::array<int64_t, Shape::kMaxRank> strides{}; ///< in elements; 0 on broadcast axes
   int64_t offset = 0;                             ///< in elements, into storage
   Ref<Storage> storage;
+  Layout layout = Layout::RowMajor;               ///< the format the memory was laid out in
+  Shape physical;                                 ///< a blocked layout's physical shape
 };
 
 class Tensor {
@@ -130,15 +136,40 @@ public:
   int64_t numel() const { return ranked() ? impl_->shape.numel() : 1; }
   size_t elementSize() const { return dtypeSize(dtype_); }
 
-  /// Strides in elements (nullptr-free for every rank; rank 0 has none).
-  const int64_t* strides() const { return ranked() ? impl_->strides.data() : nullptr; }
+  /// Strides in elements (nullptr-free for every rank; rank 0 has none). Not for a
+  /// blocked tensor, whose elements strides cannot reach (runtime/Layout.h: plain()).
+  const int64_t* strides() const {
+    if (!ranked()) return nullptr;
+    if (blocked()) blockedAccess();
+    return impl_->strides.data();
+  }
   int64_t offset() const { return ranked() ? impl_->offset : 0; }
   const Ref<Storage>* storage() const { return ranked() ? &impl_->storage : nullptr; }
-  /// Address of the first element (for a scalar, of the inline value).
+  /// Address of the first element (for a scalar, of the inline value); not for a blocked
+  /// tensor (physicalData is its buffer).
   const char* data() const {
-    return ranked() ? impl_->storage->data() + impl_->offset * elementSize()
-                    : reinterpret_cast<const char*>(&bits_);
+    if (!ranked()) return reinterpret_cast<const char*>(&bits_);
+    if (blocked()) blockedAccess();
+    return impl_->storage->data() + impl_->offset * elementSize();
   }
+
+  /// The physical layout (runtime/Layout.h); a scalar's is row-major.
+  Layout layout() const { return ranked() ? impl_->layout : Layout::RowMajor; }
+  /// Whether the layout is blocked (NC1HWC0, FRACTAL_Z, FRACTAL_NZ).
+  bool blocked() const {
+    return ranked() && (impl_->layout == Layout::NC1HWC0 || impl_->layout == Layout::FractalZ ||
+                        impl_->layout == Layout::FractalNZ);
+  }
+  /// The shape of the memory: the blocked layout's physical shape, else the shape.
+  const Shape& physicalShape() const { return blocked() ? impl_->physical : shape(); }
+  /// The start of the physical buffer of a blocked (or any contiguous) tensor.
+  const char* physicalData() const {
+    return ranked() ? impl_->storage->data() + impl_->offset * elementSize() : reinterpret_cast<const char*>(&bits_);
+  }
+  /// A tensor like this one but tagged with `layout`: only for the layout functions
+  /// (runtime/Layout.cpp), which make the memory match.
+  static Tensor withLayout(DType dtype, const Shape& logical, Layout layout, const Shape& physical,
+                           std::span<const int64_t> strides, Ref<Storage> storage);
   /// Writable address of the first element; only for a tensor this code just created.
   char* mutableData() { return const_cast<char*>(data()); }
   /// Whether the elements are laid out row-major without gaps.
@@ -159,6 +190,7 @@ public:
 
 private:
   enum : uint8_t { kWeak = 1, kRanked = 2 };
+  [[noreturn]] static void blockedAccess();
   bool ranked() const { return flags_ & kRanked; }
   static Tensor fromImpl(DType dtype, TensorImpl* impl);
 

@@ -1,4 +1,5 @@
 // runtime/Views.cpp — views over existing storage, and the copy that makes one contiguous.
+#include "runtime/Layout.h"
 #include "runtime/Views.h"
 
 #include "runtime/Elementwise.h"
@@ -27,6 +28,7 @@ Tensor makeView(const Tensor& x, const Shape& shape, const Dims& strides, int64_
 } // namespace
 
 Tensor selectIndex(const Tensor& x, int axis, int64_t index) {
+  if (x.blocked()) return selectIndex(plain(x), axis, index);
   if (x.isScalar()) fail(ErrorKind::Value, "cannot index a scalar");
   const int64_t size = x.shape()[axis];
   if (index < -size || index >= size)
@@ -64,6 +66,7 @@ std::vector<int64_t> resolvePermutation(int rank, std::span<const int64_t> perm)
 }
 
 Tensor transpose(const Tensor& x, std::span<const int64_t> perm) {
+  if (x.blocked()) return transpose(plain(x), perm);
   const int rank = x.rank();
   const std::vector<int64_t> order = resolvePermutation(rank, perm);
   if (rank == 0) return x;
@@ -106,6 +109,7 @@ Shape sliceShape(const Shape& x, std::span<const SliceRange> ranges) {
 }
 
 Tensor slice(const Tensor& x, std::span<const SliceRange> ranges) {
+  if (x.blocked()) return slice(plain(x), ranges);
   const Shape shape = sliceShape(x.shape(), ranges);
   if (x.rank() == 0) return x;
   Dims strides{};
@@ -130,6 +134,7 @@ void checkBroadcastTo(const Shape& from, const Shape& to) {
 }
 
 Tensor broadcastTo(const Tensor& x, const Shape& shape) {
+  if (x.blocked()) return broadcastTo(plain(x), shape);
   checkBroadcastTo(x.shape(), shape);
   const int rank = shape.rank(), offset = rank - x.rank();
   Dims strides{};
@@ -170,6 +175,7 @@ Shape resolveReshape(const Shape& from, std::span<const int64_t> dims) {
 }
 
 Tensor reshape(const Tensor& x, const Shape& shape) {
+  if (x.blocked()) return reshape(plain(x), shape);
   if (shape.numel() != x.numel())
     fail(ErrorKind::Shape, "reshape: cannot reshape ", x.shape().str(), " into ", shape.str());
   if (shape.rank() == 0) return Tensor::scalarFromBytes(x.dtype(), x.data());
@@ -188,6 +194,7 @@ Shape expandDimsShape(const Shape& x, int64_t axis) {
 }
 
 Tensor expandDims(const Tensor& x, int64_t axis) {
+  if (x.blocked()) return expandDims(plain(x), axis);
   const Shape shape = expandDimsShape(x.shape(), axis);
   const int at = normalizeAxis(axis, x.rank() + 1);
   Dims strides{};
@@ -221,6 +228,7 @@ Shape squeezeShape(const Shape& x, std::span<const int64_t> axes) {
 }
 
 Tensor squeeze(const Tensor& x, std::span<const int64_t> axes) {
+  if (x.blocked()) return squeeze(plain(x), axes);
   const auto drop = squeezedAxes(x.shape(), axes);
   const Shape shape = squeezeShape(x.shape(), axes);
   if (shape.rank() == 0) return Tensor::scalarFromBytes(x.dtype(), x.data());
@@ -231,6 +239,7 @@ Tensor squeeze(const Tensor& x, std::span<const int64_t> axes) {
 }
 
 Tensor contiguous(const Tensor& x) {
+  if (x.blocked()) return plain(x);
   if (x.isContiguous()) return x;
   Tensor out = Tensor::empty(x.dtype(), x.shape());
   detail::copyElements(x, out);
@@ -238,6 +247,8 @@ Tensor contiguous(const Tensor& x) {
 }
 
 bool tensorElementsEqual(const Tensor& a, const Tensor& b) {
+  if (b.blocked()) return tensorElementsEqual(a, plain(b));
+  if (a.blocked()) return tensorElementsEqual(plain(a), b);
   TSL_ASSERT(a.dtype() == b.dtype() && a.shape() == b.shape());
   const Tensor equal = applyBinary(BinaryOp::Equal, a, b);
   if (equal.isScalar()) return equal.isNonZero();

@@ -42,8 +42,8 @@ bool leaksSentinel(const std::string& text) {
 } // namespace
 
 TEST_CASE("parseType reads what Type::str writes") {
-  for (const char* text : {"f32", "i64[3]", "f32[n,64]", "bf16[n*64,k]", "f16[1,2,8,8,16]{nc1hwc0}", "bool[0]",
-                           "f32[4,4]{fractal-z}", "f64[2,3]{nchw}"}) {
+  for (const char* text : {"f32", "i64[3]", "f32[n,64]", "bf16[n*64,k]", "f16[1,19,8,8]{nc1hwc0}", "bool[0]",
+                           "f32[4,4,3,3]{fractal-z}", "f64[2,3]{fractal-nz}", "i32[1,3,4,4]{nhwc}"}) {
     CAPTURE(std::string(text));
     REQUIRE(parseType(text));
     CHECK(parseType(text)->str() == text);
@@ -54,7 +54,9 @@ TEST_CASE("parseType reads what Type::str writes") {
   CHECK_FALSE(sym.concrete());
   CHECK(t("f32[2,3]").concrete());
   CHECK(t("f32[2,3]").shape() == Shape{2, 3});
-  for (const char* bad : {"f33", "f32[", "f32[2,", "f32[2]{nhcw}", "f32[2]x", "f32[-1]", "f32[n-1]", ""}) {
+  CHECK(parseType("f32[1,3,8,8]{nchw}")->str() == "f32[1,3,8,8]"); // row-major by another name
+  for (const char* bad : {"f33", "f32[", "f32[2,", "f32[2]{nhcw}", "f32[2]x", "f32[-1]", "f32[n-1]", "",
+                          "f32[2,3]{nhwc}", "f32[2]{fractal-nz}", "f32[1,2,3]{nc1hwc0}"}) {
     CAPTURE(std::string(bad));
     CHECK_FALSE(parseType(bad));
   }

@@ -1,0 +1,232 @@
+// runtime/Layout.cpp — layout names, physical shapes and offsets, conversions.
+#include "runtime/Layout.h"
+
+#include "runtime/Loops.h"
+#include "runtime/ThreadPool.h"
+#include "runtime/Views.h"
+
+#include <cstring>
+
+namespace tsl {
+
+namespace {
+
+constexpr std::pair<Layout, const char*> kNames[] = {
+    {Layout::RowMajor, "row-major"}, {Layout::NHWC, "nhwc"},           {Layout::NC1HWC0, "nc1hwc0"},
+    {Layout::FractalZ, "fractal-z"}, {Layout::FractalNZ, "fractal-nz"},
+};
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Copies one element of `bytes` bytes.
+inline void copyElement(char* to, const char* from, size_t bytes) {
+  switch (bytes) {
+  case 1: *to = *from; return;
+  case 2: std::memcpy(to, from, 2); return;
+  case 4: std::memcpy(to, from, 4); return;
+  default: std::memcpy(to, from, 8); return;
+  }
+}
+
+/// Calls fn(index, flat) for every logical index of `shape` whose first coordinate is
+/// in [begin, end), in row-major order; `flat` counts from begin's first element.
+template <typename Fn>
+void forEachIndex(const Shape& shape, int64_t begin, int64_t end, Fn&& fn) {
+  const int rank = shape.rank();
+  std::array<int64_t, Shape::kMaxRank> index{};
+  index[0] = begin;
+  int64_t flat = 0;
+  if (begin >= end) return;
+  for (int d = 1; d < rank; ++d)
+    if (shape[d] == 0) return;
+  for (;;) {
+    fn(index.data(), flat++);
+    int d = rank - 1;
+    for (; d >= 0; --d) {
+      if (++index[d] < (d == 0 ? end : shape[d])) break;
+      if (d == 0) return;
+      index[d] = 0;
+    }
+  }
+}
+
+/// Copies the logical elements of plain tensor `src` into the physical buffer `out` of
+/// `layout` (zeroed beforehand), or, with `gather`, the other way round into a row-major
+/// `src`-shaped buffer.
+void scatter(const Tensor& rowMajor, char* physical, Layout layout, bool gather) {
+  const Shape& shape = rowMajor.shape();
+  const DType dtype = rowMajor.dtype();
+  const size_t bytes = dtypeSize(dtype);
+  char* plainData = const_cast<char*>(rowMajor.data());
+  const int64_t rows = shape[0];
+  const int64_t perRow = rows == 0 ? 0 : shape.numel() / rows;
+  parallelFor(rows, std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(perRow, 1)),
+              [&](int64_t begin, int64_t end) {
+                char* at = plainData + static_cast<size_t>(begin * perRow) * bytes;
+                forEachIndex(shape, begin, end, [&](const int64_t* index, int64_t flat) {
+                  char* p = physical + static_cast<size_t>(physicalOffset(layout, shape, dtype, index)) * bytes;
+                  char* q = at + static_cast<size_t>(flat) * bytes;
+                  if (gather) copyElement(q, p, bytes);
+                  else copyElement(p, q, bytes);
+                });
+              });
+}
+
+} // namespace
+
+const char* layoutKeyword(Layout layout, int rank) {
+  if (layout == Layout::RowMajor) return rank == 4 ? "nchw" : "row-major";
+  return layoutName(layout);
+}
+
+const char* layoutName(Layout layout) {
+  for (const auto& [l, name] : kNames)
+    if (l == layout) return name;
+  return "?";
+}
+
+std::optional<Layout> layoutFromKeyword(std::string_view name) {
+  if (name == "nchw") return Layout::RowMajor;
+  for (const auto& [l, n] : kNames)
+    if (name == n) return l;
+  return std::nullopt;
+}
+
+void checkLayout(Layout layout, const Shape& shape, const char* who) {
+  switch (layout) {
+  case Layout::RowMajor: return;
+  case Layout::NHWC:
+  case Layout::NC1HWC0:
+    if (shape.rank() != 4)
+      fail(ErrorKind::Shape, who, ": :", layoutName(layout), " is a layout of rank-4 data (N,C,H,W), not of ", shape.str());
+    return;
+  case Layout::FractalZ:
+    if (shape.rank() != 4)
+      fail(ErrorKind::Shape, who, ": :fractal-z is a layout of rank-4 weights (O,I,Kh,Kw), not of ", shape.str());
+    return;
+  case Layout::FractalNZ:
+    if (shape.rank() < 2)
+      fail(ErrorKind::Shape, who, ": :fractal-nz is a layout of matrices [..., M, K], not of ", shape.str());
+    return;
+  }
+}
+
+Shape physicalShape(Layout layout, const Shape& s, DType dtype) {
+  const int64_t c0 = blockC0(dtype);
+  switch (layout) {
+  case Layout::RowMajor: return s;
+  case Layout::NHWC: return Shape{s[0], s[2], s[3], s[1]};
+  case Layout::NC1HWC0: return Shape{s[0], ceilDiv(s[1], c0), s[2], s[3], c0};
+  case Layout::FractalZ: return Shape{ceilDiv(s[1], c0) * s[2] * s[3], ceilDiv(s[0], 16), 16, c0};
+  case Layout::FractalNZ: {
+    Shape out;
+    for (int d = 0; d + 2 < s.rank(); ++d) out.push(s[d]);
+    out.push(ceilDiv(s[s.rank() - 1], c0));
+    out.push(ceilDiv(s[s.rank() - 2], 16));
+    out.push(16);
+    out.push(c0);
+    return out;
+  }
+  }
+  return s;
+}
+
+int64_t physicalBytes(Layout layout, const Shape& logical, DType dtype) {
+  return physicalShape(layout, logical, dtype).numel() * static_cast<int64_t>(dtypeSize(dtype));
+}
+
+int64_t physicalOffset(Layout layout, const Shape& s, DType dtype, const int64_t* i) {
+  const int64_t c0 = blockC0(dtype);
+  switch (layout) {
+  case Layout::RowMajor: {
+    int64_t at = 0;
+    for (int d = 0; d < s.rank(); ++d) at = at * s[d] + i[d];
+    return at;
+  }
+  case Layout::NHWC: return ((i[0] * s[2] + i[2]) * s[3] + i[3]) * s[1] + i[1];
+  case Layout::NC1HWC0: { // (((n·C1 + c/C0)·H + h)·W + w)·C0 + c%C0
+    const int64_t c1 = ceilDiv(s[1], c0);
+    return (((i[0] * c1 + i[1] / c0) * s[2] + i[2]) * s[3] + i[3]) * c0 + i[1] % c0;
+  }
+  case Layout::FractalZ: { // ((((c/C0·Kh + kh)·Kw + kw)·N1 + n/16)·16 + n%16)·C0 + c%C0
+    const int64_t n1 = ceilDiv(s[0], 16);
+    return ((((i[1] / c0 * s[2] + i[2]) * s[3] + i[3]) * n1 + i[0] / 16) * 16 + i[0] % 16) * c0 + i[1] % c0;
+  }
+  case Layout::FractalNZ: { // ((b·K1 + k/C0)·M1 + m/16)·16·C0 + (m%16)·C0 + k%C0
+    const int r = s.rank();
+    const int64_t m = i[r - 2], k = i[r - 1];
+    const int64_t k1 = ceilDiv(s[r - 1], c0), m1 = ceilDiv(s[r - 2], 16);
+    int64_t b = 0;
+    for (int d = 0; d + 2 < r; ++d) b = b * s[d] + i[d];
+    return ((b * k1 + k / c0) * m1 + m / 16) * 16 * c0 + (m % 16) * c0 + k % c0;
+  }
+  }
+  return 0;
+}
+
+Tensor plain(const Tensor& x) {
+  if (!x.blocked()) return x;
+  Tensor out = Tensor::empty(x.dtype(), x.shape());
+  if (out.numel() > 0) scatter(out, const_cast<char*>(x.physicalData()), x.layout(), true);
+  return out;
+}
+
+Tensor untagged(const Tensor& x) {
+  if (x.blocked()) return plain(x);
+  if (x.layout() == Layout::RowMajor) return x;
+  return Tensor::view(x.dtype(), x.shape(), std::span<const int64_t>(x.strides(), x.rank()), x.offset(), *x.storage());
+}
+
+Tensor toLayout(const Tensor& x, Layout layout) {
+  if (x.isScalar()) {
+    if (layout != Layout::RowMajor) checkLayout(layout, x.shape(), "to-layout");
+    return x;
+  }
+  checkLayout(layout, x.shape(), "to-layout");
+  if (x.layout() == layout) return x;
+  const Tensor source = plain(x);
+  const DType dtype = x.dtype();
+  const Shape& shape = x.shape();
+  if (layout == Layout::RowMajor) {
+    Tensor out = Tensor::empty(dtype, shape);
+    detail::copyElements(source, out);
+    return out;
+  }
+  const Shape physical = physicalShape(layout, shape, dtype);
+  const int64_t bytes = physicalBytes(layout, shape, dtype);
+  Ref<Storage> storage = Storage::allocate(static_cast<size_t>(bytes), isBlocked(layout));
+  if (layout == Layout::NHWC) { // a strided view of an [N,H,W,C] buffer
+    const auto dense = contiguousStrides(physical);
+    Tensor memory = Tensor::view(dtype, physical, std::span<const int64_t>(dense.data(), 4), 0, storage);
+    const int64_t toNhwc[] = {0, 2, 3, 1};
+    detail::copyElements(transpose(source, toNhwc), memory);
+    const int64_t c = shape[1], h = shape[2], w = shape[3];
+    const int64_t strides[] = {h * w * c, 1, w * c, c};
+    return Tensor::withLayout(dtype, shape, layout, physical, strides, storage);
+  }
+  const auto strides = contiguousStrides(physical);
+  Tensor out = Tensor::withLayout(dtype, shape, layout, physical,
+                                  std::span<const int64_t>(strides.data(), physical.rank()), storage);
+  if (shape.numel() > 0) scatter(contiguous(source), storage->data(), layout, false);
+  return out;
+}
+
+Tensor wrapPhysical(void* data, DType dtype, const Shape& logical, Layout layout, std::function<void(void*)> release) {
+  checkLayout(layout, logical, "wrap");
+  const Shape physical = physicalShape(layout, logical, dtype);
+  const int64_t bytes = physicalBytes(layout, logical, dtype);
+  Ref<Storage> storage = Storage::wrap(data, static_cast<size_t>(bytes), std::move(release));
+  if (layout == Layout::RowMajor) {
+    const auto strides = contiguousStrides(logical);
+    return Tensor::view(dtype, logical, std::span<const int64_t>(strides.data(), logical.rank()), 0, storage);
+  }
+  if (layout == Layout::NHWC) {
+    const int64_t strides[] = {logical[2] * logical[3] * logical[1], 1, logical[3] * logical[1], logical[1]};
+    return Tensor::withLayout(dtype, logical, layout, physical, strides, storage);
+  }
+  const auto strides = contiguousStrides(physical);
+  return Tensor::withLayout(dtype, logical, layout, physical, std::span<const int64_t>(strides.data(), physical.rank()),
+                            storage);
+}
+
+} // namespace tsl
