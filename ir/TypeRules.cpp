@@ -123,10 +123,9 @@ Type inferPrimitiveType(OpKind kind, const OpAttrs& attrs, std::span<const Type>
     type.dims.push_back(symbolic ? Dim{0, *symbolic} : Dim{size, {}});
   }
   // The layout: the operation table's rule over the operands of the result's shape.
-  std::vector<Layout> same;
-  for (const Type& t : operands)
-    if (t.rank() > 0 && t.dims == type.dims) same.push_back(t.layout);
-  if (type.rank() > 0) type.layout = resultLayout(kind, attrs, same);
+  std::vector<OperandLayout> laid;
+  for (const Type& t : operands) laid.push_back({t.layout, t.rank() > 0 && t.dims == type.dims});
+  type.layout = resultLayout(kind, attrs, laid, type.rank());
   return type;
 }
 

@@ -14,42 +14,42 @@ namespace tsl {
 /// (runtime/OpTraits.h). Every elementwise operation takes no attributes, fuses as
 /// Elementwise and is layout Agnostic (runtime/Ops.h completes its row).
 #define TSL_BINARY_OPS(X)                                                                          \
-  X(Add, "+", "add", kCommutative)                                                                 \
-  X(Sub, "-", "sub", 0)                                                                            \
-  X(Mul, "*", "mul", kCommutative)                                                                 \
+  X(Add, "+", "add", kCommutative | kZeroAtZero)                                                   \
+  X(Sub, "-", "sub", kZeroAtZero)                                                                  \
+  X(Mul, "*", "mul", kCommutative | kZeroAtZero)                                                   \
   X(Div, "/", "div", kFloatOnly)                                                                   \
   X(FloorDiv, "floordiv", "floordiv", 0)                                                           \
   X(Mod, "mod", "mod", 0)                                                                          \
-  X(Pow, "pow", "pow", 0)                                                                          \
-  X(Maximum, "maximum", "maximum", kCommutative)                                                   \
-  X(Minimum, "minimum", "minimum", kCommutative)                                                   \
-  X(Less, "<", "less", kBoolResult)                                                                \
-  X(LessEqual, "<=", "less_equal", kBoolResult)                                                    \
-  X(Greater, ">", "greater", kBoolResult)                                                          \
-  X(GreaterEqual, ">=", "greater_equal", kBoolResult)                                              \
-  X(Equal, "==", "equal", kCommutative | kBoolResult)                                              \
-  X(NotEqual, "!=", "not_equal", kCommutative | kBoolResult)                                       \
-  X(LogicalAnd, "logical-and", "logical_and", kCommutative | kBoolResult)                          \
-  X(LogicalOr, "logical-or", "logical_or", kCommutative | kBoolResult)
+  X(Pow, "pow", "pow", kFiniteAtZero)                                                              \
+  X(Maximum, "maximum", "maximum", kCommutative | kZeroAtZero)                                     \
+  X(Minimum, "minimum", "minimum", kCommutative | kZeroAtZero)                                     \
+  X(Less, "<", "less", kBoolResult | kZeroAtZero)                                                  \
+  X(LessEqual, "<=", "less_equal", kBoolResult | kFiniteAtZero)                                    \
+  X(Greater, ">", "greater", kBoolResult | kZeroAtZero)                                            \
+  X(GreaterEqual, ">=", "greater_equal", kBoolResult | kFiniteAtZero)                              \
+  X(Equal, "==", "equal", kCommutative | kBoolResult | kFiniteAtZero)                              \
+  X(NotEqual, "!=", "not_equal", kCommutative | kBoolResult | kZeroAtZero)                         \
+  X(LogicalAnd, "logical-and", "logical_and", kCommutative | kBoolResult | kZeroAtZero)            \
+  X(LogicalOr, "logical-or", "logical_or", kCommutative | kBoolResult | kZeroAtZero)
 
 #define TSL_UNARY_OPS(X)                                                                           \
-  X(Neg, "neg", "neg", 0)                                                                          \
-  X(Abs, "abs", "abs", 0)                                                                          \
-  X(Sign, "sign", "sign", 0)                                                                       \
-  X(Exp, "exp", "exp", kFloatOnly)                                                                 \
+  X(Neg, "neg", "neg", kZeroAtZero)                                                                \
+  X(Abs, "abs", "abs", kZeroAtZero)                                                                \
+  X(Sign, "sign", "sign", kZeroAtZero)                                                             \
+  X(Exp, "exp", "exp", kFloatOnly | kFiniteAtZero)                                                 \
   X(Log, "log", "log", kFloatOnly)                                                                 \
-  X(Log1p, "log1p", "log1p", kFloatOnly)                                                           \
-  X(Sqrt, "sqrt", "sqrt", kFloatOnly)                                                              \
+  X(Log1p, "log1p", "log1p", kFloatOnly | kZeroAtZero)                                             \
+  X(Sqrt, "sqrt", "sqrt", kFloatOnly | kZeroAtZero)                                                \
   X(Rsqrt, "rsqrt", "rsqrt", kFloatOnly)                                                           \
-  X(Square, "square", "square", 0)                                                                 \
-  X(Sin, "sin", "sin", kFloatOnly)                                                                 \
-  X(Cos, "cos", "cos", kFloatOnly)                                                                 \
-  X(Tanh, "tanh", "tanh", kFloatOnly)                                                              \
-  X(Sigmoid, "sigmoid", "sigmoid", kFloatOnly)                                                     \
-  X(Relu, "relu", "relu", 0)                                                                       \
-  X(Gelu, "gelu", "gelu", kFloatOnly)                                                              \
-  X(GeluTanh, "gelu-tanh", "gelu_tanh", kFloatOnly)                                                \
-  X(LogicalNot, "logical-not", "logical_not", kBoolResult)
+  X(Square, "square", "square", kZeroAtZero)                                                       \
+  X(Sin, "sin", "sin", kFloatOnly | kZeroAtZero)                                                   \
+  X(Cos, "cos", "cos", kFloatOnly | kFiniteAtZero)                                                 \
+  X(Tanh, "tanh", "tanh", kFloatOnly | kZeroAtZero)                                                \
+  X(Sigmoid, "sigmoid", "sigmoid", kFloatOnly | kFiniteAtZero)                                     \
+  X(Relu, "relu", "relu", kZeroAtZero)                                                             \
+  X(Gelu, "gelu", "gelu", kFloatOnly | kZeroAtZero)                                                \
+  X(GeluTanh, "gelu-tanh", "gelu_tanh", kFloatOnly | kZeroAtZero)                                  \
+  X(LogicalNot, "logical-not", "logical_not", kBoolResult | kFiniteAtZero)
 
 enum class BinaryOp : uint8_t {
 #define TSL_ENUM(name, text, mnemonic, flags) name,

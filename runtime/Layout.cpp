@@ -135,6 +135,16 @@ int64_t physicalBytes(Layout layout, const Shape& logical, DType dtype) {
   return physicalShape(layout, logical, dtype).numel() * static_cast<int64_t>(dtypeSize(dtype));
 }
 
+int64_t fractalOffset(int64_t row, int64_t col, int64_t rows, int64_t cols, int64_t fractalRows,
+                      int64_t fractalCols, FractalOrder order) {
+  const int64_t fractal = order.fractalsByColumn
+                              ? (col / fractalCols) * ceilDiv(rows, fractalRows) + row / fractalRows
+                              : (row / fractalRows) * ceilDiv(cols, fractalCols) + col / fractalCols;
+  const int64_t inside = order.columnsInside ? (col % fractalCols) * fractalRows + row % fractalRows
+                                             : (row % fractalRows) * fractalCols + col % fractalCols;
+  return fractal * fractalRows * fractalCols + inside;
+}
+
 int64_t physicalOffset(Layout layout, const Shape& s, DType dtype, const int64_t* i) {
   const int64_t c0 = blockC0(dtype);
   switch (layout) {
@@ -148,17 +158,16 @@ int64_t physicalOffset(Layout layout, const Shape& s, DType dtype, const int64_t
     const int64_t c1 = ceilDiv(s[1], c0);
     return (((i[0] * c1 + i[1] / c0) * s[2] + i[2]) * s[3] + i[3]) * c0 + i[1] % c0;
   }
-  case Layout::FractalZ: { // ((((c/C0·Kh + kh)·Kw + kw)·N1 + n/16)·16 + n%16)·C0 + c%C0
-    const int64_t n1 = ceilDiv(s[0], 16);
-    return ((((i[1] / c0 * s[2] + i[2]) * s[3] + i[3]) * n1 + i[0] / 16) * 16 + i[0] % 16) * c0 + i[1] % c0;
+  case Layout::FractalZ: { // B[K = C1·Kh·Kw·C0, N] in the L0B order
+    const int64_t k = ((i[1] / c0 * s[2] + i[2]) * s[3] + i[3]) * c0 + i[1] % c0;
+    return fractalOffset(k, i[0], ceilDiv(s[1], c0) * c0 * s[2] * s[3], s[0], c0, 16, kOrderL0B);
   }
-  case Layout::FractalNZ: { // ((b·K1 + k/C0)·M1 + m/16)·16·C0 + (m%16)·C0 + k%C0
+  case Layout::FractalNZ: { // each matrix [M, K] in the L0C order, one after another
     const int r = s.rank();
-    const int64_t m = i[r - 2], k = i[r - 1];
-    const int64_t k1 = ceilDiv(s[r - 1], c0), m1 = ceilDiv(s[r - 2], 16);
     int64_t b = 0;
     for (int d = 0; d + 2 < r; ++d) b = b * s[d] + i[d];
-    return ((b * k1 + k / c0) * m1 + m / 16) * 16 * c0 + (m % 16) * c0 + k % c0;
+    const int64_t matrix = ceilDiv(s[r - 2], 16) * 16 * ceilDiv(s[r - 1], c0) * c0;
+    return b * matrix + fractalOffset(i[r - 2], i[r - 1], s[r - 2], s[r - 1], 16, c0, kOrderL0C);
   }
   }
   return 0;

@@ -66,6 +66,22 @@ int64_t physicalBytes(Layout layout, const Shape& logical, DType dtype);
 /// in elements from its start.
 int64_t physicalOffset(Layout layout, const Shape& logical, DType dtype, const int64_t* index);
 
+/// The cube's data orders (TENSOR_CORE.md, TENSOR_CORE_CHECKS.md group M): a matrix cut
+/// into fractals of fractalRows × fractalCols, padded to whole fractals. The fractals are
+/// stored row by row ("big Z") or column by column ("big N"); the elements inside one row
+/// by row ("small z") or column by column ("small n").
+struct FractalOrder {
+  bool fractalsByColumn; ///< big N (else big Z)
+  bool columnsInside;    ///< small n (else small z)
+};
+inline constexpr FractalOrder kOrderL0A{false, false}; ///< small-z big-Z: the cube's left operand
+inline constexpr FractalOrder kOrderL0B{false, true};  ///< small-n big-Z: the right operand, FRACTAL_Z
+inline constexpr FractalOrder kOrderL0C{true, false};  ///< small-z big-N: the result, FRACTAL_NZ
+
+/// Where element (row, col) of a rows × cols matrix sits in `order`, in elements.
+int64_t fractalOffset(int64_t row, int64_t col, int64_t rows, int64_t cols, int64_t fractalRows,
+                      int64_t fractalCols, FractalOrder order);
+
 /// The same logical tensor stored in `layout` (a shape error if the layout does not apply
 /// to its rank). Returns `x` itself if it is stored so already.
 Tensor toLayout(const Tensor& x, Layout layout);

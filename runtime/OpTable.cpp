@@ -5,6 +5,7 @@
 // there is one definition of every rule.
 #include "runtime/Ops.h"
 
+#include "runtime/Layout.h"
 #include "runtime/Gradients.h"
 #include "runtime/LinearAlgebra.h"
 #include "runtime/Random.h"
@@ -637,13 +638,22 @@ Tensor runOpUnlaid(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> in
 
 } // namespace
 
-Layout resultLayout(OpKind kind, const OpAttrs& attrs, std::span<const Layout> sameShapeOperands) {
+Layout resultLayout(OpKind kind, const OpAttrs& attrs, std::span<const OperandLayout> operands, int resultRank) {
   const OpInfo& info = opInfo(kind);
+  if (resultRank == 0) return Layout::RowMajor;
   if (info.layout == LayoutClass::Converting) return std::get<LayoutAttrs>(attrs).layout;
-  if (info.layout != LayoutClass::Agnostic || sameShapeOperands.empty()) return Layout::RowMajor;
-  for (Layout l : sameShapeOperands)
-    if (l != sameShapeOperands[0]) return Layout::RowMajor;
-  return sameShapeOperands[0];
+  if (info.has(kLayoutFromData)) {
+    const Layout first = operands.empty() ? Layout::RowMajor : operands[0].layout;
+    return first != Layout::FractalZ && layoutFitsRank(first, resultRank) ? first : Layout::RowMajor;
+  }
+  if (info.layout != LayoutClass::Agnostic) return Layout::RowMajor;
+  std::optional<Layout> shared;
+  for (const OperandLayout& o : operands) {
+    if (!o.sameShape) continue;
+    if (shared && *shared != o.layout) return Layout::RowMajor;
+    shared = o.layout;
+  }
+  return shared.value_or(Layout::RowMajor);
 }
 
 Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs) {
@@ -657,10 +667,9 @@ Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs) 
     std::vector<TensorType> types;
     for (const Tensor& t : inputs) types.push_back(TensorType::of(t));
     const TensorType predicted = inferType(kind, attrs, types);
-    std::vector<Layout> same;
-    for (const Tensor& t : inputs)
-      if (t.rank() > 0 && t.shape() == predicted.shape) same.push_back(t.layout());
-    const Layout want = predicted.shape.rank() > 0 ? resultLayout(kind, attrs, same) : Layout::RowMajor;
+    std::vector<OperandLayout> operands;
+    for (const Tensor& t : inputs) operands.push_back({t.layout(), t.rank() > 0 && t.shape() == predicted.shape});
+    const Layout want = resultLayout(kind, attrs, operands, predicted.shape.rank());
     std::vector<Tensor> logical;
     for (const Tensor& t : inputs) logical.push_back(untagged(t));
     Tensor result = runOpUnlaid(kind, attrs, logical);

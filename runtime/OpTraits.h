@@ -27,6 +27,13 @@ enum OpTrait : uint32_t {
                             ///< (reshape, squeeze...): it can share the operand's memory
   kLoopReduction = 1u << 8, ///< a reduction along axes that a generated loop accumulates
                             ///< element by element (sum, max, argmax...)
+  // What an elementwise operation does to the zero padding of a blocked layout
+  // (TENSOR_CORE.md, "Layouts"): the layout passes move it onto blocked data only where
+  // the padding stays what the consumers need.
+  kZeroAtZero = 1u << 9,    ///< f(0) = 0 (f(0, 0) = 0): zero padding stays zero (relu, mul)
+  kFiniteAtZero = 1u << 10, ///< f(0) is finite but not 0 (exp, cos): padding stays finite
+  kLayoutFromData = 1u << 11, ///< layout-demanding, its result stored as its first operand
+                              ///< (conv2d and pooling: NC1HWC0 in and out; matmul: NZ)
 };
 
 /// How an operation may be fused with its neighbours (the fuse pass's rules).

@@ -32,9 +32,9 @@ namespace tsl {
 /// classes are those of runtime/OpTraits.h; the type rule and kernel are functions of
 /// runtime/OpTable.cpp (the only place that expands those two columns).
 #define TSL_OTHER_OPS(X)                                                                           \
-  X(Where, "where", "where", 3, 3, NoAttrs, Elementwise, Agnostic, 0, whereType, whereKernel)      \
+  X(Where, "where", "where", 3, 3, NoAttrs, Elementwise, Agnostic, kZeroAtZero, whereType, whereKernel)      \
   X(Clip, "clip", "clip", 3, 3, NoAttrs, Elementwise, Agnostic, 0, clipType, clipKernel)           \
-  X(Cast, "astype", "astype", 1, 1, CastAttrs, Elementwise, Agnostic, 0, castType, castKernel)     \
+  X(Cast, "astype", "astype", 1, 1, CastAttrs, Elementwise, Agnostic, kZeroAtZero, castType, castKernel)     \
   X(Sum, "sum", "sum", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction, reduceType<ReduceOp::Sum>,  \
     reduceKernel<ReduceOp::Sum>)                                                                   \
   X(Mean, "mean", "mean", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction, reduceType<ReduceOp::Mean>, \
@@ -70,16 +70,16 @@ namespace tsl {
   X(Take, "take", "take", 2, 2, AxisAttrs, Injective, AxisSensitive, 0, takeType, takeKernel)      \
   X(OneHot, "one-hot", "one_hot", 1, 1, CountAttrs, Injective, AxisSensitive, 0, oneHotType,       \
     oneHotKernel)                                                                                  \
-  X(MatMul, "matmul", "matmul", 2, 2, NoAttrs, Contraction, LayoutDemanding, 0, matmulType,        \
+  X(MatMul, "matmul", "matmul", 2, 2, NoAttrs, Contraction, LayoutDemanding, kLayoutFromData, matmulType,        \
     matmulKernel)                                                                                  \
   X(Dot, "dot", "dot", 2, 2, NoAttrs, Contraction, LayoutDemanding, 0, dotType, dotKernel)         \
   X(Einsum, "einsum", "einsum", 1, -1, EinsumAttrs, Contraction, LayoutDemanding, 0, einsumType,   \
     einsumKernel)                                                                                  \
-  X(Conv2d, "conv2d", "conv2d", 2, 2, Conv2dAttrs, Contraction, LayoutDemanding, kFloatOnly,       \
+  X(Conv2d, "conv2d", "conv2d", 2, 2, Conv2dAttrs, Contraction, LayoutDemanding, kFloatOnly | kLayoutFromData,       \
     conv2dType, conv2dKernel)                                                                      \
-  X(MaxPool2d, "max-pool2d", "max_pool2d", 1, 1, Pool2dAttrs, Opaque, LayoutDemanding, kFloatOnly, \
+  X(MaxPool2d, "max-pool2d", "max_pool2d", 1, 1, Pool2dAttrs, Opaque, LayoutDemanding, kFloatOnly | kLayoutFromData, \
     poolType, maxPoolKernel)                                                                       \
-  X(AvgPool2d, "avg-pool2d", "avg_pool2d", 1, 1, Pool2dAttrs, Opaque, LayoutDemanding, kFloatOnly, \
+  X(AvgPool2d, "avg-pool2d", "avg_pool2d", 1, 1, Pool2dAttrs, Opaque, LayoutDemanding, kFloatOnly | kLayoutFromData, \
     poolType, avgPoolKernel)                                                                       \
   X(Softmax, "softmax", "softmax", 1, 1, AxisAttrs, Reduction, AxisSensitive, kFloatOnly,          \
     softmaxType, softmaxKernel)                                                                    \
@@ -106,7 +106,7 @@ namespace tsl {
     randomType, randNormalKernel)                                                                  \
   X(Dropout, "dropout", "dropout", 2, 2, RateAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly, \
     dropoutType, dropoutKernel)                                                                    \
-  X(StopGradient, "stop-gradient", "stop_gradient", 1, 1, NoAttrs, Elementwise, Agnostic, kSameOrder,       \
+  X(StopGradient, "stop-gradient", "stop_gradient", 1, 1, NoAttrs, Elementwise, Agnostic, kSameOrder | kZeroAtZero,       \
     stopGradientType, stopGradientKernel)                                                          \
   X(SliceGrad, "slice-grad", "slice_grad", 1, 1, SliceGradAttrs, Opaque, AxisSensitive, 0,         \
     sliceGradType, sliceGradKernel)                                                                \
@@ -300,12 +300,19 @@ std::optional<UnaryOp> unaryOpOf(OpKind kind);
 /// The enumerator's name ("FloorDiv"): how generated code names an operation's functions.
 const char* opIdentifier(OpKind kind);
 
-/// The layout an operation's result takes, given the layouts of its operands that have
-/// the result's shape: a conversion's is its attribute's; a layout-agnostic operation
-/// adopts the one those operands share (LANGUAGE.md §7: a layout never changes what is
-/// computed, and elementwise work keeps it); anything else gives row-major. Eager
-/// execution and the IR's type rule both follow it.
-Layout resultLayout(OpKind kind, const OpAttrs& attrs, std::span<const Layout> sameShapeOperands);
+/// An operand as resultLayout sees it: its layout, and whether it has the result's shape.
+struct OperandLayout {
+  Layout layout = Layout::RowMajor;
+  bool sameShape = false;
+};
+
+/// The layout an operation's result of rank `resultRank` takes: a conversion's is its
+/// attribute's; a layout-agnostic operation adopts the one its operands of the result's
+/// shape share (LANGUAGE.md §7: a layout never changes what is computed, and elementwise
+/// work keeps it); a kLayoutFromData operation (conv2d, pooling, matmul) stores its
+/// result as its first operand is stored, where that layout fits; anything else gives
+/// row-major. Eager execution and the IR's type rule both follow it.
+Layout resultLayout(OpKind kind, const OpAttrs& attrs, std::span<const OperandLayout> operands, int resultRank);
 
 /// Applies the type rule after checking the operand count.
 TensorType inferType(OpKind kind, const OpAttrs& attrs, std::span<const TensorType> inputs);

@@ -160,8 +160,9 @@ public:
     return ranked() && (impl_->layout == Layout::NC1HWC0 || impl_->layout == Layout::FractalZ ||
                         impl_->layout == Layout::FractalNZ);
   }
-  /// The shape of the memory: the blocked layout's physical shape, else the shape.
-  const Shape& physicalShape() const { return blocked() ? impl_->physical : shape(); }
+  /// The shape of the memory: the layout's physical shape ([N,H,W,C] for NHWC), else the
+  /// shape.
+  const Shape& physicalShape() const { return layout() != Layout::RowMajor ? impl_->physical : shape(); }
   /// The start of the physical buffer of a blocked (or any contiguous) tensor.
   const char* physicalData() const {
     return ranked() ? impl_->storage->data() + impl_->offset * elementSize() : reinterpret_cast<const char*>(&bits_);
