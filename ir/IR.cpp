@@ -171,6 +171,14 @@ void pruneUnreachable(Module& module, const Function& entry) {
   module.removeFunctionsIf([&](const Function& f) { return !reached.count(&f); });
 }
 
+bool touchesLayouts(const Operation& op) {
+  for (const Value* v : op.operands())
+    if (v->type().layout != Layout::RowMajor) return true;
+  for (size_t i = 0; i < op.resultCount(); ++i)
+    if (op.result(i)->type().layout != Layout::RowMajor) return true;
+  return false;
+}
+
 FusionClass fusionKind(const Operation& fused) {
   FusionClass kind = FusionClass::Elementwise;
   for (const auto& region : fused.regions())

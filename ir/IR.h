@@ -293,6 +293,10 @@ void pruneUnreachable(Module& module, const Function& entry);
 /// the IR's only effects).
 bool isPure(const Operation& op, const Module& module);
 
+/// Whether an operand or a result of `op` is stored in a layout other than row-major
+/// (code that indexes elements row-major must convert, or run the runtime's kernel).
+bool touchesLayouts(const Operation& op);
+
 /// What a `fused` operation's region holds: Contraction if it has a contraction, else
 /// Reduction if it has a reduction, else Elementwise (a loop nest).
 FusionClass fusionKind(const Operation& fused);

@@ -1,6 +1,8 @@
 // ir/Type.cpp — IR types: printing, parsing, conversion to the runtime's TensorType.
 #include "ir/Type.h"
 
+#include "runtime/Layout.h"
+
 #include <cctype>
 #include <charconv>
 
@@ -44,6 +46,8 @@ Shape Type::shape() const {
 }
 
 TensorType Type::tensorType() const { return {dtype, false, shape()}; }
+
+int64_t Type::bytes() const { return physicalBytes(layout, shape(), dtype); }
 
 std::string Type::str() const {
   std::string out = dtypeName(dtype);

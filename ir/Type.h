@@ -43,8 +43,11 @@ struct Type {
   Shape shape() const;
   /// The runtime's view of this type (symbolic dimensions must have been substituted).
   TensorType tensorType() const;
+  /// Bytes of a buffer holding a value of this type in its layout (padding included);
+  /// the type must be concrete.
+  int64_t bytes() const;
   bool operator==(const Type&) const = default;
-  /// "f32[128,n]", "f32", "f16[1,2,8,8,16]{nc1hwc0}".
+  /// "f32[128,n]", "f32", "f16[1,19,8,8]{nc1hwc0}".
   std::string str() const;
 };
 

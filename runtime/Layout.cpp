@@ -72,6 +72,23 @@ void scatter(const Tensor& rowMajor, char* physical, Layout layout, bool gather)
               });
 }
 
+/// A tensor of `logical` shape in `layout` over the dense physical buffer `storage`.
+Tensor over(Ref<Storage> storage, DType dtype, const Shape& logical, Layout layout) {
+  const Shape physical = physicalShape(layout, logical, dtype);
+  if (layout == Layout::RowMajor) {
+    const auto strides = contiguousStrides(logical);
+    return Tensor::view(dtype, logical, std::span<const int64_t>(strides.data(), logical.rank()), 0, storage);
+  }
+  if (layout == Layout::NHWC) { // a strided view of the [N,H,W,C] buffer
+    const int64_t c = logical[1], h = logical[2], w = logical[3];
+    const int64_t strides[] = {h * w * c, 1, w * c, c};
+    return Tensor::withLayout(dtype, logical, layout, physical, strides, storage);
+  }
+  const auto strides = contiguousStrides(physical);
+  return Tensor::withLayout(dtype, logical, layout, physical, std::span<const int64_t>(strides.data(), physical.rank()),
+                            storage);
+}
+
 } // namespace
 
 const char* layoutKeyword(Layout layout, int rank) {
@@ -201,41 +218,36 @@ Tensor toLayout(const Tensor& x, Layout layout) {
     detail::copyElements(source, out);
     return out;
   }
-  const Shape physical = physicalShape(layout, shape, dtype);
-  const int64_t bytes = physicalBytes(layout, shape, dtype);
-  Ref<Storage> storage = Storage::allocate(static_cast<size_t>(bytes), isBlocked(layout));
-  if (layout == Layout::NHWC) { // a strided view of an [N,H,W,C] buffer
+  Tensor out = emptyInLayout(dtype, shape, layout);
+  if (layout == Layout::NHWC) { // copy into the [N,H,W,C] buffer
+    const Shape physical = out.physicalShape();
     const auto dense = contiguousStrides(physical);
-    Tensor memory = Tensor::view(dtype, physical, std::span<const int64_t>(dense.data(), 4), 0, storage);
+    Tensor memory = Tensor::view(dtype, physical, std::span<const int64_t>(dense.data(), 4), 0, *out.storage());
     const int64_t toNhwc[] = {0, 2, 3, 1};
     detail::copyElements(transpose(source, toNhwc), memory);
-    const int64_t c = shape[1], h = shape[2], w = shape[3];
-    const int64_t strides[] = {h * w * c, 1, w * c, c};
-    return Tensor::withLayout(dtype, shape, layout, physical, strides, storage);
+  } else if (shape.numel() > 0) {
+    scatter(contiguous(source), const_cast<char*>(out.physicalData()), layout, false);
   }
-  const auto strides = contiguousStrides(physical);
-  Tensor out = Tensor::withLayout(dtype, shape, layout, physical,
-                                  std::span<const int64_t>(strides.data(), physical.rank()), storage);
-  if (shape.numel() > 0) scatter(contiguous(source), storage->data(), layout, false);
   return out;
+}
+
+Tensor emptyInLayout(DType dtype, const Shape& shape, Layout layout) {
+  if (layout == Layout::RowMajor) return Tensor::empty(dtype, shape);
+  checkLayout(layout, shape, "layout");
+  return over(Storage::allocate(static_cast<size_t>(physicalBytes(layout, shape, dtype)), isBlocked(layout)), dtype,
+              shape, layout);
+}
+
+Tensor denseInLayout(const Tensor& x, Layout layout) {
+  const Tensor laid = toLayout(x, layout);
+  if (layout == Layout::RowMajor) return laid.isContiguous() ? laid : contiguous(laid);
+  return laid; // toLayout's buffers are dense, and so are wrapPhysical's
 }
 
 Tensor wrapPhysical(void* data, DType dtype, const Shape& logical, Layout layout, std::function<void(void*)> release) {
   checkLayout(layout, logical, "wrap");
-  const Shape physical = physicalShape(layout, logical, dtype);
   const int64_t bytes = physicalBytes(layout, logical, dtype);
-  Ref<Storage> storage = Storage::wrap(data, static_cast<size_t>(bytes), std::move(release));
-  if (layout == Layout::RowMajor) {
-    const auto strides = contiguousStrides(logical);
-    return Tensor::view(dtype, logical, std::span<const int64_t>(strides.data(), logical.rank()), 0, storage);
-  }
-  if (layout == Layout::NHWC) {
-    const int64_t strides[] = {logical[2] * logical[3] * logical[1], 1, logical[3] * logical[1], logical[1]};
-    return Tensor::withLayout(dtype, logical, layout, physical, strides, storage);
-  }
-  const auto strides = contiguousStrides(physical);
-  return Tensor::withLayout(dtype, logical, layout, physical, std::span<const int64_t>(strides.data(), physical.rank()),
-                            storage);
+  return over(Storage::wrap(data, static_cast<size_t>(bytes), std::move(release)), dtype, logical, layout);
 }
 
 } // namespace tsl

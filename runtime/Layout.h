@@ -93,6 +93,13 @@ Tensor plain(const Tensor& x);
 /// memory with the same strides if NHWC, else `x`. What kernels are given.
 Tensor untagged(const Tensor& x);
 
+/// A fresh tensor of `shape` stored in `layout`, its memory dense (and zeroed where
+/// blocked, so its padding is zero): what compiled code writes a result into.
+Tensor emptyInLayout(DType dtype, const Shape& shape, Layout layout);
+/// `x` stored in `layout` with dense physical memory (physicalData() is the whole
+/// buffer): what compiled code reads an argument from.
+Tensor denseInLayout(const Tensor& x, Layout layout);
+
 /// A blocked tensor over a physical buffer of the caller's (not copied; `release` runs
 /// when the last tensor using it is gone).
 Tensor wrapPhysical(void* data, DType dtype, const Shape& logical, Layout layout,

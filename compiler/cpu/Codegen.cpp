@@ -15,7 +15,7 @@ using ir::Home;
 using ir::Operation;
 using ir::Structural;
 
-int64_t bytesOf(const ir::Type& t) { return t.shape().numel() * static_cast<int64_t>(dtypeSize(t.dtype)); }
+int64_t bytesOf(const ir::Type& t) { return t.bytes(); }
 
 /// The context's layout (tsl_abi.h): interrupt, site, pad, detail[2], host.
 llvm::StructType* contextType(llvm::LLVMContext& c) {

@@ -8,6 +8,7 @@
 #include "compiler/cpu/Target.h"
 #include "compiler/passes/Passes.h"
 #include "runtime/Interrupt.h"
+#include "runtime/Layout.h"
 #include "runtime/Views.h"
 
 #include <llvm/IR/LLVMContext.h>
@@ -70,8 +71,8 @@ public:
         std::memcpy(&scalars[i], t.data(), t.elementSize());
         buffers.push_back(&scalars[i]);
       } else {
-        held.push_back(t.isContiguous() ? t : contiguous(t));
-        buffers.push_back(const_cast<char*>(held.back().data()));
+        held.push_back(denseInLayout(t, type.layout)); // stored as the parameter's type says
+        buffers.push_back(const_cast<char*>(held.back().physicalData()));
       }
     }
     std::vector<size_t> outputAt;
@@ -80,9 +81,9 @@ public:
         buffers.push_back(&scalars[inputs.size() + r]);
         outputAt.push_back(SIZE_MAX);
       } else {
-        held.push_back(Tensor::empty(results_[r].dtype, results_[r].shape()));
+        held.push_back(emptyInLayout(results_[r].dtype, results_[r].shape(), results_[r].layout));
         outputAt.push_back(held.size() - 1);
-        buffers.push_back(held.back().mutableData());
+        buffers.push_back(const_cast<char*>(held.back().physicalData()));
       }
     }
     Arena arena(*this);

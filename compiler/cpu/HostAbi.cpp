@@ -1,6 +1,7 @@
 // compiler/cpu/HostAbi.cpp — the host functions JIT-compiled code calls.
 #include "compiler/cpu/HostAbi.h"
 
+#include "runtime/Layout.h"
 #include "runtime/Ops.h"
 #include "runtime/Structure.h"
 #include "runtime/ThreadPool.h"
@@ -38,7 +39,7 @@ TSL_CALLS_GENERATED_CODE int32_t parallelFor(tsl_context* context, int64_t n, in
 /// A tensor over a buffer of the compiled code (not owned).
 Tensor over(void* data, const ir::Type& type) {
   if (type.rank() == 0) return Tensor::scalarFromBytes(type.dtype, data);
-  return Tensor::wrap(data, type.dtype, type.shape());
+  return wrapPhysical(data, type.dtype, type.shape(), type.layout);
 }
 
 int32_t runKernel(tsl_context* context, int32_t index, void* const* inputs, void* output) {
@@ -50,6 +51,11 @@ int32_t runKernel(tsl_context* context, int32_t index, void* const* inputs, void
     const Tensor result = runOp(site.kind, site.attrs, in);
     if (site.output.rank() == 0) {
       std::memcpy(output, result.data(), dtypeSize(site.output.dtype));
+      return;
+    }
+    if (site.output.layout != Layout::RowMajor) { // the buffer holds the layout's dense memory
+      const Tensor laid = denseInLayout(result, site.output.layout);
+      std::memcpy(output, laid.physicalData(), static_cast<size_t>(site.output.bytes()));
       return;
     }
     Tensor out = over(output, site.output);

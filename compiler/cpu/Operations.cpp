@@ -416,6 +416,13 @@ void FunctionCodegen::primitive(const Operation& op) {
     setValue(result, pointer(placed->shares));
     return;
   }
+  // Generated loops index row-major elements; an operation on other layouts (which the
+  // layout passes leave only where a user's to-layout asks for them) runs the runtime's
+  // kernel, which converts.
+  if (ir::touchesLayouts(op)) {
+    const char* why = fallbackReason(op.code().kind);
+    return fallback(op, destination(result), why ? why : "its operands or result are not row-major");
+  }
   if (info.fusion == FusionClass::Elementwise && scalarResult) {
     std::vector<llvm::Value*> operands;
     for (const ir::Value* v : op.operands()) operands.push_back(scalar(v));

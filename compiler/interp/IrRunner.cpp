@@ -1,6 +1,8 @@
 // compiler/interp/IrRunner.cpp — walking IR blocks over tensors.
 #include "compiler/interp/IrRunner.h"
 
+#include "runtime/Layout.h"
+
 #include "ir/MemoryPlan.h"
 #include "runtime/Interrupt.h"
 #include "tsl/StackGuard.h"
@@ -29,8 +31,10 @@ public:
     std::map<std::string, int64_t> symbols;
     Env env;
     for (size_t i = 0; i < args.size(); ++i) {
-      checkArgument(f, i, params[i]->type(), args[i], symbols);
-      env[params[i].get()] = args[i];
+      const ir::Type& type = params[i]->type();
+      checkArgument(f, i, type, args[i], symbols);
+      // A parameter's type names its layout: the caller's tensor is stored so first.
+      env[params[i].get()] = type.rank() > 0 && args[i].layout() != type.layout ? toLayout(args[i], type.layout) : args[i];
     }
     return block(f.body(), env, f.plan().get());
   }

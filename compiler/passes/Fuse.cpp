@@ -82,6 +82,7 @@ private:
     const FusionClass rootClass = classOf(root);
     const bool reduction = isLoopReduction(root);
     if (rootClass != FusionClass::Elementwise && !reduction) return {&root};
+    if (ir::touchesLayouts(root)) return {&root}; // loops index row-major elements
     if (root.resultCount() != 1) return {&root};
     // The iteration space: the result's shape, or the reduction's input shape.
     const ir::Type& space = reduction ? root.operand(0)->type() : root.result()->type();
@@ -100,6 +101,7 @@ private:
         Operation* producer = operand->def();
         if (!producer || producer->parent() != &block_ || in.count(producer) || taken.count(producer)) continue;
         if (producer->resultCount() != 1 || uses_.at(operand) != 1) continue; // used elsewhere too
+        if (ir::touchesLayouts(*producer)) continue;
         const ir::Type& t = operand->type();
         const FusionClass c = classOf(*producer);
         const bool sameSpace = t.dims == space.dims;

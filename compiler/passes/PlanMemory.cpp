@@ -30,12 +30,16 @@ using ir::Placement;
 using ir::Structural;
 
 /// A view: the same elements in the same order (the kSameOrder trait), so no copy is needed.
-bool isView(const Operation& op) { return op.code().primitive && opInfo(op.code().kind).has(kSameOrder); }
+/// Only between row-major values: a layout changes where the elements are.
+bool isView(const Operation& op) {
+  return op.code().primitive && opInfo(op.code().kind).has(kSameOrder) && !ir::touchesLayouts(op);
+}
 
 /// Whether output element i of `op` reads element i of operand `index` and nothing else:
 /// then the result may overwrite that operand.
 bool readsInPlace(const Operation& op, size_t index) {
   const ir::Value* operand = op.operand(index);
+  if (operand->type().layout != op.result()->type().layout) return false;
   if (!(operand->type() == op.result()->type()) && !(operand->type().dims == op.result()->type().dims &&
                                                        dtypeSize(operand->type().dtype) == dtypeSize(op.result()->type().dtype)))
     return false;
@@ -56,7 +60,7 @@ bool readsInPlace(const Operation& op, size_t index) {
 
 int64_t bytesOf(const ir::Type& t) {
   if (!t.concrete()) return -1;
-  return t.shape().numel() * static_cast<int64_t>(dtypeSize(t.dtype));
+  return t.bytes();
 }
 
 int64_t aligned(int64_t bytes) { return (bytes + ir::kArenaAlignment - 1) / ir::kArenaAlignment * ir::kArenaAlignment; }
