@@ -34,6 +34,9 @@ struct CompileOptions {
   bool aot = false;         ///< ahead of time: position-independent, self-contained code
                             ///< (an operation without generated code is an error)
   ir::PassContext* context = nullptr; ///< printing, verification and timings (may be null)
+  std::string layoutTarget;           ///< whose layout preferences the layout passes
+                                      ///< follow (compiler/passes/Layouts.h); empty: the
+                                      ///< compiling backend's
   std::ostream* fallbacks = nullptr;  ///< if set, each compilation lists there the
                                       ///< operations it runs on an eager kernel
 };
@@ -73,6 +76,9 @@ public:
   virtual const char* name() const = 0;
   /// The passes run on a module before it is compiled, in order.
   virtual const std::vector<std::string>& pipeline() const = 0;
+  /// The layout preferences its pipeline's layout passes follow (Layouts.h: "cpu", "tc",
+  /// "none").
+  virtual const char* layoutTarget() const { return "none"; }
   /// How it runs operation `kind` (the lowering table; a test checks it covers all).
   virtual Lowering lowering(OpKind kind) const = 0;
   /// Compiles `entry` of `module`, which has been through pipeline().

@@ -52,7 +52,15 @@ void registerPasses() {
   std::call_once(once, [] {
     ir::registerPass("fuse", createFusePass);
     ir::registerPass("plan-memory", createPlanMemoryPass);
+    ir::registerPass("layout-insert", createLayoutInsertPass);
+    ir::registerPass("layout-assign", createLayoutAssignPass);
+    ir::registerPass("layout-eliminate", createLayoutEliminatePass);
   });
+}
+
+const std::vector<std::string>& layoutPasses() {
+  static const std::vector<std::string> passes = {"layout-insert", "layout-assign", "layout-eliminate"};
+  return passes;
 }
 
 std::vector<std::string> passNames() {

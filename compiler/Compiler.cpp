@@ -32,20 +32,26 @@ void Compiler::runPasses(ir::Module& module, const std::vector<std::string>& pip
                          const std::string& entry) {
   ir::PassContext scratch;
   ir::PassContext& context = options.context ? *options.context : scratch;
-  const std::string outer = context.entry;
+  const std::string outer = context.entry, outerLayouts = context.layoutTarget;
   context.entry = entry;
+  if (!options.layoutTarget.empty()) context.layoutTarget = options.layoutTarget;
   try {
     ir::PassManager(pipeline).run(module, context);
   } catch (...) {
     context.entry = outer;
+    context.layoutTarget = outerLayouts;
     throw;
   }
   context.entry = outer;
+  context.layoutTarget = outerLayouts;
 }
 
 void Compiler::optimize(ir::Module& module, std::string_view target, const CompileOptions& options,
                         const std::string& entry) {
-  runPasses(module, backend(target).pipeline(), options, entry);
+  Backend& b = backend(target);
+  CompileOptions laid = options;
+  if (laid.layoutTarget.empty()) laid.layoutTarget = b.layoutTarget();
+  runPasses(module, b.pipeline(), laid, entry);
 }
 
 std::string Compiler::emit(const ir::Module& module, const std::string& entry, std::string_view target,

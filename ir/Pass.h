@@ -22,6 +22,8 @@ struct PassContext {
   std::set<std::string> printAfter;  ///< print it after these passes
   bool timePasses = false;           ///< record how long each pass took
   bool printMemoryPlan = false;      ///< plan-memory prints the plans it makes
+  std::string layoutTarget;          ///< whose layout preferences the layout passes follow
+                                     ///< ("cpu", "tc"; empty: none)
   std::string entry;                 ///< the function being compiled, if known: after each
                                      ///< pass the functions it no longer calls are dropped
   std::ostream* out = nullptr;       ///< where printing and timings go (stderr if null)

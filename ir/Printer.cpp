@@ -5,6 +5,7 @@
 #include "parser/Syntax.h"
 #include "runtime/Dispatch.h"
 #include "runtime/Format.h"
+#include "runtime/Layout.h"
 #include "tsl/StackGuard.h"
 
 #include <cctype>
@@ -137,6 +138,16 @@ private:
     for (const auto& op : b.ops()) operation(*op, depth, out);
   }
 
+  /// What a layout conversion moves, as a comment: "// nc1hwc0 -> row-major, 65536 -> 40960 B".
+  static std::string conversionNote(const Operation& op) {
+    if (opInfo(op.code().kind).layout != LayoutClass::Converting) return {};
+    const Type& from = op.operand(0)->type();
+    const Type& to = op.result()->type();
+    std::string note = cat("  // ", layoutName(from.layout), " -> ", layoutName(to.layout));
+    if (from.concrete() && to.concrete()) note += cat(", ", from.bytes(), " -> ", to.bytes(), " B");
+    return note;
+  }
+
   void operation(const Operation& op, int depth, std::string& out) {
     const std::string indent(static_cast<size_t>(depth) * 2, ' ');
     out += indent;
@@ -148,7 +159,7 @@ private:
       if (!op.operands().empty()) out += " " + operandList(op);
       const std::string attrs = printAttrs(op.attrs());
       if (!attrs.empty()) out += " " + attrs;
-      out += " : " + resultTypes(op) + location(op.span()) + "\n";
+      out += " : " + resultTypes(op) + location(op.span()) + conversionNote(op) + "\n";
       return;
     }
     switch (code.structural) {

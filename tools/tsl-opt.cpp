@@ -1,6 +1,6 @@
 // tools/tsl-opt.cpp — IR text in, passes run, IR text out (the golden tests' driver).
 //
-//   tsl-opt FILE.ir [--pass=NAME ...] [--pipeline=TARGET] [--verify-each]
+//   tsl-opt FILE.ir [--pass=NAME ...] [--pipeline=TARGET] [--layout-target=NAME] [--verify-each]
 //           [--print-ir-after=NAME] [--print-ir-after-all] [--no-locations] [--emit=graph]
 //
 // Reads a module (FILE - reads standard input), verifies it, runs the passes in the order
@@ -24,7 +24,9 @@ namespace {
 
 const char* kUsage = R"(usage: tsl-opt FILE.ir [options]
   --pass=NAME             run pass NAME (repeatable, in order)
-  --pipeline=TARGET       run the pipeline of jit :TARGET (interp, cpu)
+  --pipeline=TARGET       run the pipeline of jit :TARGET (interp, cpu), with its layout
+                          preferences
+  --layout-target=NAME    the layout preferences of the layout passes (none, cpu, tc)
   --print-memory-plan     print each function's memory plan after the passes (to stdout)
   --verify-each           verify after every pass
   --print-ir-after=NAME   print the IR after pass NAME (to stderr)
@@ -63,7 +65,9 @@ int main(int argc, char** argv) {
         return 2;
       }
       pipeline.insert(pipeline.end(), backend->pipeline().begin(), backend->pipeline().end());
-    } else if (arg == "--print-memory-plan") memoryPlan = true;
+      if (context.layoutTarget.empty()) context.layoutTarget = backend->layoutTarget();
+    } else if (arg.starts_with("--layout-target=")) context.layoutTarget = arg.substr(16);
+    else if (arg == "--print-memory-plan") memoryPlan = true;
     else if (arg == "--verify-each") context.verifyEach = true;
     else if (arg.starts_with("--print-ir-after=")) context.printAfter.insert(arg.substr(17));
     else if (arg == "--print-ir-after-all") context.printAfterAll = true;

@@ -155,12 +155,15 @@ public:
   const std::vector<std::string>& pipeline() const override {
     static const std::vector<std::string> passes = [] {
       std::vector<std::string> p = ir::optimizationPasses();
+      p.insert(p.end(), layoutPasses().begin(), layoutPasses().end());
       p.push_back("fuse");
       p.push_back("plan-memory");
       return p;
     }();
     return passes;
   }
+
+  const char* layoutTarget() const override { return "cpu"; }
 
   Lowering lowering(OpKind kind) const override { return cpu::cpuLowering(kind); }
 

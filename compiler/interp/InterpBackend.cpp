@@ -2,6 +2,7 @@
 #include "compiler/interp/InterpBackend.h"
 
 #include "compiler/interp/IrRunner.h"
+#include "compiler/passes/Passes.h"
 
 namespace tsl::compiler {
 
@@ -27,6 +28,7 @@ public:
   const std::vector<std::string>& pipeline() const override {
     static const std::vector<std::string> passes = [] {
       std::vector<std::string> p = ir::optimizationPasses();
+      p.insert(p.end(), layoutPasses().begin(), layoutPasses().end());
       p.push_back("plan-memory"); // when each tensor can be dropped
       return p;
     }();

@@ -4,10 +4,18 @@
 #include "ir/Pass.h"
 
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace tsl::compiler {
 
 std::unique_ptr<ir::Pass> createFusePass();       ///< fuse: loops, reductions, epilogues
 std::unique_ptr<ir::Pass> createPlanMemoryPass(); ///< plan-memory: buffers and lifetimes
+std::unique_ptr<ir::Pass> createLayoutInsertPass();    ///< layout-insert: demanded layouts
+std::unique_ptr<ir::Pass> createLayoutAssignPass();    ///< layout-assign: agnostic groups
+std::unique_ptr<ir::Pass> createLayoutEliminatePass(); ///< layout-eliminate: conversions
+
+/// The layout passes, in pipeline order.
+const std::vector<std::string>& layoutPasses();
 
 } // namespace tsl::compiler
