@@ -2,8 +2,9 @@
 // the layouts its target's kernel wants.
 //
 // Expects: verified IR; PassContext::layoutTarget names the target (none: no change).
-// Guarantees: every primitive the target demands layouts of (Layouts.h: conv2d on :tc
-// wants NC1HWC0 data and FRACTAL_Z weights) reads them, through a `transdata` placed
+// Guarantees: every layout-demanding or axis-sensitive primitive reads the layouts its
+// target demands (Layouts.h: conv2d on :tc wants NC1HWC0 data and FRACTAL_Z weights; a
+// reduction wants row-major everywhere, its axes being logical), through a `transdata` placed
 // before it where an operand is stored otherwise, and its result, in the layout it comes
 // out in, is converted back (a `transdata` after it) to the layout its uses had, so every
 // other operation sees the types it saw. The conversions this places around every such
@@ -40,7 +41,9 @@ private:
       ir::Operation& op = **it;
       replacements.apply(op);
       for (auto& region : op.regions()) changed |= block(region->block(), target, replacements);
-      if (!op.code().primitive || opInfo(op.code().kind).layout != LayoutClass::LayoutDemanding) continue;
+      if (!op.code().primitive) continue;
+      const LayoutClass c = opInfo(op.code().kind).layout;
+      if (c == LayoutClass::Agnostic || c == LayoutClass::Converting) continue;
       const std::optional<Demand> want = target.demand(op);
       if (!want) continue;
       bool differs = false;

@@ -16,26 +16,37 @@ bool allConcrete(const ir::Operation& op) {
   return op.resultCount() == 1 && op.result()->type().concrete();
 }
 
+/// Row-major operands for an operation that reads any other layout: what every kernel
+/// that indexes logical elements wants (reductions, softmax, gathers...).
+std::optional<Demand> rowMajor(const ir::Operation& op) {
+  bool laidOut = false;
+  for (const ir::Value* v : op.operands()) laidOut |= v->type().layout != Layout::RowMajor;
+  if (!laidOut) return std::nullopt;
+  return Demand{std::vector<Layout>(op.operands().size(), Layout::RowMajor), Layout::RowMajor};
+}
+
 /// :cpu — its kernels read row-major memory (an NHWC convolution comes with the CPU
-/// performance work), so it asks for nothing, and elementwise code stays row-major.
-std::optional<Demand> cpuDemand(const ir::Operation&) { return std::nullopt; }
+/// performance work), and its elementwise code runs on row-major values only.
+std::optional<Demand> cpuDemand(const ir::Operation& op) { return rowMajor(op); }
 
 /// :tc — the cube reads NC1HWC0 data and FRACTAL_Z weights for a convolution (load3d
 /// builds the left operand from NC1HWC0) and FRACTAL_NZ matrices for a matmul, and
-/// writes its results back in the data layout (TENSOR_CORE.md, "Layout passes").
+/// writes its results back in the data layout (TENSOR_CORE.md, "Layout passes"); every
+/// other operation runs as on :cpu, on row-major values, except the elementwise ones,
+/// which the vector unit runs in any layout.
 std::optional<Demand> tcDemand(const ir::Operation& op) {
   const OpInfo& info = opInfo(op.code().kind);
-  if (!info.has(kLayoutFromData) || !allConcrete(op)) return std::nullopt;
+  if (!info.has(kLayoutFromData) || !allConcrete(op)) return rowMajor(op);
   const int rank = op.operand(0)->type().rank();
   if (info.fusion == FusionClass::Contraction && op.operands().size() == 2) {
     if (rank == 4 && op.operand(1)->type().rank() == 4) // conv2d: data, weights
       return Demand{{Layout::NC1HWC0, Layout::FractalZ}, Layout::NC1HWC0};
     if (rank >= 2 && op.operand(1)->type().rank() >= 2 && op.result()->type().rank() >= 2) // matmul
       return Demand{{Layout::FractalNZ, Layout::FractalNZ}, Layout::FractalNZ};
-    return std::nullopt;
+    return rowMajor(op);
   }
   if (op.operands().size() == 1 && rank == 4) return Demand{{Layout::NC1HWC0}, Layout::NC1HWC0}; // pooling
-  return std::nullopt;
+  return rowMajor(op);
 }
 
 std::optional<Demand> noDemand(const ir::Operation&) { return std::nullopt; }

@@ -34,8 +34,8 @@ struct Demand {
 /// A target's layout preferences.
 struct LayoutTarget {
   const char* name;
-  /// What the target's kernel for `op` (a layout-demanding primitive with concrete types)
-  /// wants; nullopt: the operation as written (row-major operands).
+  /// What the target's kernel for `op` (a layout-demanding or axis-sensitive primitive)
+  /// wants; nullopt: the operation as written.
   std::optional<Demand> (*demand)(const ir::Operation& op);
   /// Whether layout-agnostic operations run on blocked memory (a vector unit working in
   /// any layout); else they compute on row-major values only.
