@@ -33,6 +33,15 @@ std::string targetOption(const CallContext& cx, const Value& value, const char* 
   fail(ErrorKind::Value, who, ": unknown target :", target, "; targets: ", targetList());
 }
 
+/// :layouts :tc — the layout preferences the layout passes follow (:cpu, :tc, :none),
+/// so a program can be seen as a target would lay it out.
+std::string layoutsOption(const Value& value, const char* who) {
+  const std::string name = value.isKeyword() ? value.keyword().name() : "";
+  if (name != "cpu" && name != "tc" && name != "none")
+    fail(ErrorKind::Value, who, " :layouts takes :cpu, :tc or :none, got ", printValue(value, true));
+  return name;
+}
+
 /// A jit function's state, or nullptr if `fn` is not one.
 JitState* jitState(const Value& fn) {
   if (!fn.isFunction() || fn.function().functionKind() != FunctionObj::Kind::Builtin) return nullptr;
@@ -63,10 +72,10 @@ Args trailingOptions(Args args, std::initializer_list<std::string_view> known,
 } // namespace
 
 void registerCompileBuiltins(Evaluator& evaluator) {
-  evaluator.defineBuiltin("jit", 1, 5, [](CallContext& cx, Args args) -> Value {
-    KeywordArgs kw(cx, args, 1, {"target", "static"});
+  evaluator.defineBuiltin("jit", 1, 7, [](CallContext& cx, Args args) -> Value {
+    KeywordArgs kw(cx, args, 1, {"target", "static", "layouts"});
     const Value& fn = callableArg(cx, kw.positional(), 0);
-    if (kw.positional().size() != 1) fail(ErrorKind::Type, "jit takes one function, then :target and :static");
+    if (kw.positional().size() != 1) fail(ErrorKind::Type, "jit takes one function, then :target, :static and :layouts");
     // :static [i ...]: arguments (counted from 0) fixed by value, as attributes are.
     std::vector<bool> staticArgs;
     if (const Value* st = kw.find("static")) {
@@ -83,7 +92,8 @@ void registerCompileBuiltins(Evaluator& evaluator) {
     }
     const std::string target = kw.find("target") ? targetOption(cx, *kw.find("target"), "jit") : defaultTarget();
     const Value inner = underlying(fn);
-    auto state = std::make_shared<JitState>(inner, target, std::move(staticArgs));
+    const std::string layouts = kw.find("layouts") ? layoutsOption(*kw.find("layouts"), "jit") : "";
+    auto state = std::make_shared<JitState>(inner, target, std::move(staticArgs), layouts);
     const std::string name = inner.isFunction() && !inner.function().name().empty() ? inner.function().name() : "fn";
     auto* builtin = new BuiltinObj(name, 0, -1, [state](CallContext& call, Args callArgs) {
       return state->call(call.evaluator, callArgs, call.span);
@@ -100,7 +110,7 @@ void registerCompileBuiltins(Evaluator& evaluator) {
 
   evaluator.defineBuiltin("ir", 1, -1, [](CallContext& cx, Args args) -> Value {
     std::vector<std::pair<std::string, Value>> options;
-    const Args examples = trailingOptions(args, {"stage", "locations", "target"}, options);
+    const Args examples = trailingOptions(args, {"stage", "locations", "target", "layouts"}, options);
     const Value fn = underlying(callableArg(cx, args, 0));
     LowerOptions lower;
     ir::PrintOptions print{false};
@@ -112,6 +122,8 @@ void registerCompileBuiltins(Evaluator& evaluator) {
         lower.optimize = stage == "optimized";
       } else if (key == "target") {
         lower.target = targetOption(cx, value, "ir");
+      } else if (key == "layouts") {
+        lower.layouts = layoutsOption(value, "ir");
       } else {
         print.locations = value.truthy();
       }
@@ -136,11 +148,12 @@ void registerCompileBuiltins(Evaluator& evaluator) {
 
   evaluator.defineBuiltin("graph", 1, -1, [](CallContext& cx, Args args) -> Value {
     std::vector<std::pair<std::string, Value>> options;
-    const Args examples = trailingOptions(args, {"stage", "target"}, options);
+    const Args examples = trailingOptions(args, {"stage", "target", "layouts"}, options);
     const Value fn = underlying(callableArg(cx, args, 0));
     LowerOptions lower;
     for (const auto& [key, value] : options) {
       if (key == "target") lower.target = targetOption(cx, value, "graph");
+      else if (key == "layouts") lower.layouts = layoutsOption(value, "graph");
       else lower.optimize = !(value.isKeyword() && value.keyword().name() == "raw");
     }
     const Lowered lowered = lowerFunction(cx.evaluator, fn, examples, cx.span, lower);

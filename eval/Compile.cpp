@@ -114,6 +114,7 @@ Lowered lowerImpl(Evaluator& evaluator, const Value& fn, Signature signature, co
   if (options.optimize) {
     const std::string& target = options.target.empty() ? defaultTarget() : options.target;
     CompileSwitches switches(evaluator);
+    switches.options.layoutTarget = options.layouts;
     if (options.pipeline) evaluator.compiler().runPasses(*out.module, *options.pipeline, switches.options, function.name());
     else evaluator.compiler().optimize(*out.module, target, switches.options, function.name());
     ir::pruneUnreachable(*out.module, function);
@@ -327,8 +328,9 @@ CompileSwitches::~CompileSwitches() {
   if (debug_.timePasses && !context.timings.empty()) ir::PassManager::reportTimings(context);
 }
 
-void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target) {
+void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target, const std::string& layouts) {
   CompileSwitches switches(evaluator);
+  switches.options.layoutTarget = layouts;
   const std::string entry = lowered.function->name();
   lowered.executable = evaluator.compiler().compile(std::move(lowered.module), entry, target, switches.options);
   lowered.function = const_cast<ir::Function*>(&lowered.executable->entry());
@@ -404,7 +406,7 @@ const Lowered& JitState::version(Evaluator& evaluator, const Value& fn, Args arg
   options.fix = fix_;
   options.optimize = false; // the compiler runs the target's pipeline
   auto lowered = std::make_unique<Lowered>(lowerFunction(evaluator, fn, args, span, options));
-  compileLowered(evaluator, *lowered, target_);
+  compileLowered(evaluator, *lowered, target_, layouts_);
   std::string fixed;
   if (!(lowered->signature == sig)) {
     // Lowering had to fix leaves by value: from now on they are part of every signature.

@@ -73,6 +73,8 @@ struct LowerOptions {
   std::string target;                   ///< whose pipeline; empty: the default target
   const std::vector<std::string>* pipeline = nullptr; ///< instead of the target's one
   std::vector<bool> staticArgs;         ///< arguments fixed by value (jit :static)
+  std::string layouts;                  ///< whose layout preferences (ir :layouts :tc);
+                                        ///< empty: the target's
   FixLevel fix = FixLevel::None;        ///< the level lowering starts at
 };
 
@@ -108,7 +110,8 @@ private:
 
 /// Runs `target`'s pipeline on the lowered (unoptimised) module and compiles its entry;
 /// the executable then holds the module.
-void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target);
+/// `layouts` names other layout preferences than the target's (jit :layouts :tc).
+void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target, const std::string& layouts = {});
 
 /// Parses "x:f32[128,64],y:i64[128]" (names optional: "f32[2],i64") into names and types.
 void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types);
@@ -116,8 +119,8 @@ void parseSignature(std::string_view text, std::vector<std::string>& names, std:
 /// The compiled versions of one `jit` function.
 class JitState final : public BuiltinState {
 public:
-  JitState(Value fn, std::string target, std::vector<bool> staticArgs)
-      : fn_(std::move(fn)), target_(std::move(target)), staticArgs_(std::move(staticArgs)) {}
+  JitState(Value fn, std::string target, std::vector<bool> staticArgs, std::string layouts = {})
+      : fn_(std::move(fn)), target_(std::move(target)), staticArgs_(std::move(staticArgs)), layouts_(std::move(layouts)) {}
   /// Versions of functions given at each call (callWith): a derivative function's compiled
   /// versions, shared by every derivative builtin made for the same function.
   JitState() : target_(defaultTarget()) {}
@@ -137,6 +140,7 @@ private:
   Value fn_;
   std::string target_;
   std::vector<bool> staticArgs_;
+  std::string layouts_; ///< jit :layouts: whose layout preferences (empty: the target's)
   FixLevel fix_ = FixLevel::None; ///< raised once lowering needed the value of a leaf
   std::vector<std::unique_ptr<Lowered>> versions_;
   std::string lastReason_;

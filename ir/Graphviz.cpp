@@ -70,6 +70,13 @@ private:
       if (code.primitive) {
         const std::string attrs = printAttrs(op.attrs());
         if (!attrs.empty()) label += "\n" + attrs;
+        if (opInfo(code.kind).layout == LayoutClass::Converting) { // what a conversion moves
+          const Type& from = op.operand(0)->type();
+          const Type& to = op.result()->type();
+          label += cat("\n", layoutName(from.layout), " -> ", layoutName(to.layout));
+          if (from.concrete() && to.concrete()) label += cat("\n", from.bytes(), " -> ", to.bytes(), " B");
+          shape = "hexagon";
+        }
       } else if (code.is(Structural::Constant)) {
         std::string literal = printConstant(op.constant());
         if (literal.size() > 40) literal = literal.substr(0, 37) + "...";

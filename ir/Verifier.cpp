@@ -69,6 +69,9 @@ private:
   void operation(const Operation& op, const Function& f) {
     for (const Value* v : op.operands())
       if (!visible_.count(v)) fail(op, "uses a value that is not defined before it in scope");
+    for (size_t i = 0; i < op.resultCount(); ++i)
+      if (const Type& t = op.result(i)->type(); !layoutFitsRank(t.layout, t.rank()))
+        fail(op, cat("gives ", t.str(), ": ", layoutName(t.layout), " is not a layout of rank-", t.rank(), " values"));
     const OpCode code = op.code();
     if (code.primitive) {
       if (!op.regions().empty()) fail(op, "a primitive has no regions");
@@ -80,8 +83,11 @@ private:
       } catch (const Error& e) {
         fail(op, e.message());
       }
-      if (!(expected == op.result()->type()))
-        fail(op, cat("has type ", op.result()->type().str(), " but its operands give ", expected.str()));
+      const Type& actual = op.result()->type();
+      if (expected.dtype == actual.dtype && expected.dims == actual.dims && expected.layout != actual.layout)
+        fail(op, cat("is ", layoutClassName(opInfo(code.kind).layout), ": its operands give ", expected.str(),
+                     ", so its result cannot be ", layoutName(actual.layout)));
+      if (!(expected == actual)) fail(op, cat("has type ", actual.str(), " but its operands give ", expected.str()));
       return;
     }
     switch (code.structural) {

@@ -1,6 +1,7 @@
 // tests/unit/eval/LayoutPropertyTest.cpp — a layout never changes a result: generated
 // small programs run with their inputs in random layouts, eagerly and under jit :interp
-// and :cpu, give what the all-row-major eager run gives (integers exactly; floats within
+// and :cpu (and :interp with the tensor core's layout preferences, which place blocked
+// layouts and run elementwise work on them), give what the all-row-major eager run gives (integers exactly; floats within
 // the compiled code's tolerance, since a strided NHWC read may sum in another order).
 #include "tsl/tsl.h"
 
@@ -98,6 +99,9 @@ TEST_CASE("generated programs give the row-major result whatever their inputs' l
       CHECK(engine.print(engine.eval("(agree expected (f xs ys ws) " + floating + ")")) == "true");
       CHECK(engine.print(engine.eval("(agree expected ((jit f :target :interp) xs ys ws) " + floating + ")")) == "true");
       CHECK(engine.print(engine.eval("(agree expected ((jit f :target :cpu) xs ys ws) " + floating + ")")) == "true");
+      // As the tensor core's preferences lay it out (NC1HWC0, FRACTAL_Z, NZ), run by :interp.
+      CHECK(engine.print(engine.eval("(agree expected ((jit f :target :interp :layouts :tc) xs ys ws) " + floating + ")")) ==
+            "true");
     }
   }
 }

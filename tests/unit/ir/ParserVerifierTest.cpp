@@ -405,3 +405,35 @@ func @f(%x: f32[n], %k: i64) -> (f32[n]) {
   REQUIRE(e);
   CHECK(e->message() == "verify: call: calls @g, which the module does not define");
 }
+
+TEST_CASE("the verifier checks layouts against each operation's layout class") {
+  // Agnostic: relu keeps its operand's layout.
+  const Error a = verifyError(R"(func @f(%x: f32[1,3,4,4]{nhwc}) -> (f32[1,3,4,4]) {
+  %0 = relu %x : f32[1,3,4,4] loc("v.tsl":2:3-2:9)
+  return %0
+}
+)");
+  CHECK(a.message() == "verify: relu: is agnostic: its operands give f32[1,3,4,4]{nhwc}, so its result cannot be row-major");
+  checkSpan(a, 2, 3);
+  // Axis-sensitive: a reduction's result is row-major whatever it reads.
+  const Error s = verifyError(R"(func @f(%x: f32[1,3,4,4]{nc1hwc0}) -> (f32[1,1,4,4]{nc1hwc0}) {
+  %0 = sum %x {axes = [1], keepdims = true} : f32[1,1,4,4]{nc1hwc0}
+  return %0
+}
+)");
+  CHECK(s.message() == "verify: sum: is axis-sensitive: its operands give f32[1,1,4,4], so its result cannot be nc1hwc0");
+  // Converting: the result is in the attribute's layout.
+  const Error c = verifyError(R"(func @f(%x: f16[1,19,4,4]) -> (f16[1,19,4,4]{nhwc}) {
+  %0 = transdata %x {layout = nc1hwc0} : f16[1,19,4,4]{nhwc}
+  return %0
+}
+)");
+  CHECK(c.message() == "verify: transdata: is converting: its operands give f16[1,19,4,4]{nc1hwc0}, so its result cannot be nhwc");
+  // Layout-demanding: conv2d keeps its data operand's layout.
+  const Error d = verifyError(R"(func @f(%x: f32[1,2,4,4]{nc1hwc0}, %w: f32[3,2,1,1]{fractal-z}) -> (f32[1,3,4,4]) {
+  %0 = conv2d %x, %w : f32[1,3,4,4]
+  return %0
+}
+)");
+  CHECK(d.message().find("is layout-demanding: its operands give f32[1,3,4,4]{nc1hwc0}") != std::string::npos);
+}
