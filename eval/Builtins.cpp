@@ -94,7 +94,7 @@ void registerBuiltins(Evaluator& evaluator) {
   builtins::registerTensorBuiltins(evaluator); // after the others: it extends get and astype
   builtins::registerCompileBuiltins(evaluator);
   builtins::registerAutodiffBuiltins(evaluator);
-  for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "slurp", "load-csv", "load-npy",
+  for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "layout-svg", "slurp", "load-csv", "load-npy",
                            "eval", "read-string", "gensym"}) {
     const Var* var = evaluator.core().find(name);
     TSL_ASSERT(var && var->value.isFunction(), "an effectful builtin is missing");

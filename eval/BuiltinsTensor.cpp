@@ -10,6 +10,7 @@
 #include "eval/Trees.h"
 #include "runtime/Elementwise.h"
 #include "runtime/Io.h"
+#include "runtime/LayoutSvg.h"
 #include "runtime/Structure.h"
 
 #include <cmath>
@@ -148,6 +149,14 @@ void registerTensorBuiltins(Evaluator& evaluator) {
     return Value(loadCsv(stringArg(cx, args, 0), options));
   });
   evaluator.defineBuiltin("load-npy", 1, 1, [](CallContext& cx, Args args) { return Value(loadNpy(stringArg(cx, args, 0))); });
+  // (layout-svg x) → the SVG text of x's physical layout; (layout-svg x "x.svg") writes it
+  // (atomically, like every file TSL writes) and returns nil.
+  evaluator.defineBuiltin("layout-svg", 1, 2, [](CallContext& cx, Args args) {
+    const std::string svg = layoutSvg(tensorArg(cx, args, 0));
+    if (args.size() == 1) return makeString(svg);
+    writeFileAtomically(stringArg(cx, args, 1), svg);
+    return Value();
+  });
   evaluator.defineBuiltin("save-npy", 2, 2, [](CallContext& cx, Args args) {
     saveNpy(stringArg(cx, args, 0), tensorArg(cx, args, 1));
     return Value();
