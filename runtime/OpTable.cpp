@@ -464,7 +464,7 @@ Tensor avgPoolGradKernel(const OpAttrs& a, std::span<const Tensor> in) {
 template <size_t... I>
 OpAttrs defaultAlternative(size_t index, std::index_sequence<I...>) {
   OpAttrs out;
-  ((index == I ? (out = std::variant_alternative_t<I, OpAttrs>{}, true) : false) || ...);
+  (void)((index == I ? (out = std::variant_alternative_t<I, OpAttrs>{}, true) : false) || ...);
   return out;
 }
 

@@ -252,6 +252,7 @@ std::string emitArtifact(const ir::Module& module, const ir::Function& entry, Ar
   CodegenOptions codegen;
   codegen.symbol = aot ? name + ".impl" : cat("tsl.", entry.name());
   codegen.aot = aot;
+  codegen.cpuFeatures = machine->getTargetFeatureString().str();
   const Program program = generate(module, entry, out, codegen);
   if (aot) addEntry(out, entry, program, name);
   prepareModule(out, *machine);

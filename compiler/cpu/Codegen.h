@@ -58,6 +58,7 @@ struct Program {
 struct CodegenOptions {
   std::string symbol;     ///< the entry function's symbol (others are named after it)
   bool aot = false;       ///< ahead of time: an operation without a native lowering is an error
+  std::string cpuFeatures; ///< the target's LLVM features ("+avx2,+fma,..."): kernels' shapes
 };
 
 /// How :cpu runs operation `kind` (the backend's lowering table; a test checks it has an

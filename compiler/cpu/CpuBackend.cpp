@@ -175,6 +175,10 @@ public:
     auto context = std::make_unique<llvm::LLVMContext>();
     cpu::CodegenOptions codegen;
     codegen.symbol = cat("tsl.", entry.name(), ".", ++compiled_);
+    // The kernels' shapes follow --target-cpu (a subset of this machine's features runs
+    // here: how the other micro-kernels are tested); the code is for this machine.
+    codegen.cpuFeatures = options.cpu.empty() || options.cpu == "native" ? jit_->machine().getTargetFeatureString().str()
+                                                                         : cpu::CpuTarget::named(options.cpu).features;
     // Named after its entry: the JIT needs every module's name to be unique.
     auto out = std::make_unique<llvm::Module>(codegen.symbol, *context);
     auto start = std::chrono::steady_clock::now();

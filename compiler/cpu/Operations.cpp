@@ -10,6 +10,7 @@
 // program makes. An emitter may decline a case it does not cover (a dtype, a shape): the
 // operation then falls back too.
 #include "compiler/cpu/FunctionCodegen.h"
+#include "compiler/cpu/Gemm.h"
 
 #include "runtime/Creation.h"
 #include "runtime/Structure.h"
@@ -122,6 +123,79 @@ bool crossEntropy(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   return true;
 }
 
+/// The matrix offsets of batch element `i` (a flat index over `batch`): A's and B's.
+std::pair<llvm::Value*, llvm::Value*> batchOffsets(llvm::IRBuilder<>& ib, llvm::Value* i, const std::vector<int64_t>& batch,
+                                                   const std::vector<int64_t>& strideA, const std::vector<int64_t>& strideB) {
+  llvm::Value* offA = ib.getInt64(0);
+  llvm::Value* offB = ib.getInt64(0);
+  llvm::Value* rest = i;
+  for (size_t d = batch.size(); d-- > 0;) {
+    llvm::Value* size = ib.getInt64(static_cast<uint64_t>(batch[d]));
+    llvm::Value* at = ib.CreateURem(rest, size);
+    rest = ib.CreateUDiv(rest, size);
+    offA = ib.CreateAdd(offA, ib.CreateMul(at, ib.getInt64(static_cast<uint64_t>(strideA[d]))));
+    offB = ib.CreateAdd(offB, ib.CreateMul(at, ib.getInt64(static_cast<uint64_t>(strideB[d]))));
+  }
+  return {offA, offB};
+}
+
+/// f32 and f64 matmul on the packed GEMM (kernels/Kernels.h) with the micro-kernel
+/// generated for this CPU (Gemm.h). One matrix: chunks of whole register tiles of
+/// columns run in parallel (each packs its own block of B once, and all of A); a batch:
+/// its matrices run in parallel.
+bool packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int64_t m, int64_t k, int64_t n,
+                  const std::vector<int64_t>& batch, const std::vector<int64_t>& strideA,
+                  const std::vector<int64_t>& strideB) {
+  const DType dtype = op.result()->type().dtype;
+  const GemmPlan plan = gemmPlan(dtype, g.moduleCodegen().options.cpuFeatures);
+  llvm::Function* kernel = g.library().get(cat("tsl_k_packedgemm_", kernelTag(dtype)));
+  llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dtype, plan);
+  llvm::Type* t = g.storageType(dtype);
+  auto call = [&](llvm::IRBuilder<>& ib, llvm::Value* a, llvm::Value* b, llvm::Value* c, llvm::Value* colBegin,
+                  llvm::Value* colEnd) {
+    auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
+    ib.CreateCall(kernel, {a, b, c, i64(m), i64(k), i64(k), i64(n), i64(n), colBegin, colEnd, micro, i64(plan.mr),
+                           i64(plan.nr), i64(plan.kc), i64(plan.mc), i64(plan.nc)});
+  };
+  const int64_t batches = product(batch);
+  if (batches == 1) {
+    const int64_t tiles = (n + plan.nr - 1) / plan.nr;
+    // At least 256 columns and 2^22 multiply-adds a chunk: each chunk packs all of A.
+    const int64_t grain = std::max<int64_t>({1, 256 / plan.nr, (int64_t(1) << 22) / std::max<int64_t>(1, m * k * plan.nr)});
+    g.parallel(tiles, grain, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
+               [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+                 llvm::Value* nr = ib.getInt64(static_cast<uint64_t>(plan.nr));
+                 llvm::Value* last = ib.CreateMul(end, nr);
+                 llvm::Value* colEnd = ib.CreateSelect(ib.CreateICmpSLT(last, ib.getInt64(static_cast<uint64_t>(n))), last,
+                                                       ib.getInt64(static_cast<uint64_t>(n)));
+                 call(ib, got[0], got[1], got[2], ib.CreateMul(begin, nr), colEnd);
+               });
+    return true;
+  }
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 22) / std::max<int64_t>(1, m * n * k));
+  g.parallel(batches, grain, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
+             [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+               llvm::Function* fn = ib.GetInsertBlock()->getParent();
+               llvm::LLVMContext& c = fn->getContext();
+               llvm::BasicBlock* before = ib.GetInsertBlock();
+               llvm::BasicBlock* loop = llvm::BasicBlock::Create(c, "batch", fn);
+               llvm::BasicBlock* done = llvm::BasicBlock::Create(c, "batch.end", fn);
+               ib.CreateBr(loop);
+               ib.SetInsertPoint(loop);
+               llvm::PHINode* i = ib.CreatePHI(ib.getInt64Ty(), 2);
+               i->addIncoming(begin, before);
+               auto [offA, offB] = batchOffsets(ib, i, batch, strideA, strideB);
+               llvm::Value* offC = ib.CreateMul(i, ib.getInt64(static_cast<uint64_t>(m * n)));
+               call(ib, ib.CreateInBoundsGEP(t, got[0], offA), ib.CreateInBoundsGEP(t, got[1], offB),
+                    ib.CreateInBoundsGEP(t, got[2], offC), ib.getInt64(0), ib.getInt64(static_cast<uint64_t>(n)));
+               llvm::Value* next = ib.CreateAdd(i, ib.getInt64(1));
+               i->addIncoming(next, ib.GetInsertBlock());
+               ib.CreateCondBr(ib.CreateICmpSLT(next, end), loop, done);
+               ib.SetInsertPoint(done);
+             });
+  return true;
+}
+
 /// matmul, and dot where it is matmul (NumPy: b of rank ≤ 2, or a vector a):
 /// [..., m, k] @ [..., k, n] with broadcast batch axes, a vector operand taken as a row
 /// (left) or a column (right).
@@ -151,6 +225,7 @@ bool matmul(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   }
   const int64_t batches = product(batch);
   if (batches * m * n == 0) return true;
+  if (dtype == DType::F32 || dtype == DType::F64) return packedMatmul(g, op, out, m, k, n, batch, strideA, strideB);
   llvm::Function* gemm = g.library().get(cat("tsl_k_gemm_", kernelTag(dtype)));
   llvm::Type* t = g.storageType(dtype);
   const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(n * std::max<int64_t>(k, 1), 1));
@@ -175,16 +250,7 @@ bool matmul(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
                ib.SetInsertPoint(loop);
                llvm::PHINode* i = ib.CreatePHI(ib.getInt64Ty(), 2);
                i->addIncoming(begin, before);
-               llvm::Value* offA = ib.getInt64(0);
-               llvm::Value* offB = ib.getInt64(0);
-               llvm::Value* rest = i;
-               for (size_t d = batchRank; d-- > 0;) {
-                 llvm::Value* size = ib.getInt64(static_cast<uint64_t>(batch[d]));
-                 llvm::Value* at = ib.CreateURem(rest, size);
-                 rest = ib.CreateUDiv(rest, size);
-                 offA = ib.CreateAdd(offA, ib.CreateMul(at, ib.getInt64(static_cast<uint64_t>(strideA[d]))));
-                 offB = ib.CreateAdd(offB, ib.CreateMul(at, ib.getInt64(static_cast<uint64_t>(strideB[d]))));
-               }
+               auto [offA, offB] = batchOffsets(ib, i, batch, strideA, strideB);
                llvm::Value* offC = ib.CreateMul(i, ib.getInt64(static_cast<uint64_t>(m * n)));
                ib.CreateCall(gemm, {ib.CreateInBoundsGEP(t, got[0], offA), ib.CreateInBoundsGEP(t, got[1], offB),
                                     ib.CreateInBoundsGEP(t, got[2], offC), ib.getInt64(static_cast<uint64_t>(n)),

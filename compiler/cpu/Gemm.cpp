@@ -1,0 +1,128 @@
+// compiler/cpu/Gemm.cpp — the GEMM micro-kernel as LLVM IR, and its blocking table.
+#include "compiler/cpu/Gemm.h"
+
+#include "tsl/Error.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+
+namespace tsl::compiler::cpu {
+
+namespace {
+
+bool has(const std::string& features, const char* feature) {
+  const std::string wanted = std::string("+") + feature;
+  size_t at = 0;
+  while ((at = features.find(wanted, at)) != std::string::npos) {
+    const size_t end = at + wanted.size();
+    if (end == features.size() || features[end] == ',') return true;
+    at = end;
+  }
+  return false;
+}
+
+} // namespace
+
+GemmPlan gemmPlan(DType dtype, const std::string& features) {
+  const bool f64 = dtype == DType::F64;
+  // Registers: AVX-512 has 32 vector registers, AVX2 16. The tile's accumulators, the
+  // row of B and a broadcast must fit: 8×3 + 3 + 1 = 28 of 32; 6×2 + 2 + 1 = 15 of 16.
+  // kc·nr elements of B's panel and mr·kc of A's stay near L1; kc·nc of B's block in L2.
+  if (has(features, "avx512f")) {
+    const int64_t lanes = f64 ? 8 : 16;
+    return {lanes, 8, 3 * lanes, 256, 128, f64 ? 240 : 480};
+  }
+  if (has(features, "avx2") && has(features, "fma")) {
+    const int64_t lanes = f64 ? 4 : 8;
+    return {lanes, 6, 2 * lanes, 256, 96, f64 ? 256 : 512};
+  }
+  const int64_t lanes = f64 ? 2 : 4; // SSE2, the x86-64 baseline
+  return {lanes, 4, 2 * lanes, 256, 64, 256};
+}
+
+llvm::Function* gemmMicroKernel(llvm::Module& module, DType dtype, const GemmPlan& plan) {
+  TSL_ASSERT(dtype == DType::F32 || dtype == DType::F64, "gemm: no micro-kernel for ", dtypeName(dtype));
+  const std::string name = cat("tsl_ukr_", dtypeName(dtype), "_", plan.mr, "x", plan.nr);
+  if (llvm::Function* f = module.getFunction(name)) return f;
+  llvm::LLVMContext& c = module.getContext();
+  llvm::Type* t = dtype == DType::F64 ? llvm::Type::getDoubleTy(c) : llvm::Type::getFloatTy(c);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(c);
+  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
+  auto* vec = llvm::FixedVectorType::get(t, static_cast<unsigned>(plan.lanes));
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {i64, ptr, ptr, ptr, i64, llvm::Type::getInt32Ty(c)}, false);
+  llvm::Function* f = llvm::Function::Create(type, llvm::Function::InternalLinkage, name, module);
+  f->addFnAttr(llvm::Attribute::NoInline); // called through a pointer from the packed loops
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  f->addFnAttr("tsl-generated");
+  llvm::Value* kc = f->getArg(0);
+  llvm::Value* ap = f->getArg(1);
+  llvm::Value* bp = f->getArg(2);
+  llvm::Value* cp = f->getArg(3);
+  llvm::Value* ldc = f->getArg(4);
+  llvm::Value* accumulate = f->getArg(5);
+  for (unsigned i : {1u, 2u, 3u}) f->addParamAttr(i, llvm::Attribute::NoAlias);
+
+  const int64_t vectors = plan.nr / plan.lanes;
+  const size_t count = static_cast<size_t>(plan.mr * vectors);
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(c, "entry", f);
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(c, "k", f);
+  llvm::BasicBlock* store = llvm::BasicBlock::Create(c, "store", f);
+  llvm::IRBuilder<> b(entry);
+  llvm::Value* zero = llvm::Constant::getNullValue(vec);
+  b.CreateCondBr(b.CreateICmpSGT(kc, b.getInt64(0)), loop, store);
+
+  // The k loop: accumulators as phis, one step per iteration.
+  b.SetInsertPoint(loop);
+  llvm::PHINode* p = b.CreatePHI(i64, 2, "p");
+  p->addIncoming(b.getInt64(0), entry);
+  std::vector<llvm::PHINode*> acc(count);
+  for (size_t i = 0; i < count; ++i) {
+    acc[i] = b.CreatePHI(vec, 2);
+    acc[i]->addIncoming(zero, entry);
+  }
+  llvm::Function* fma = llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::fmuladd, {vec});
+  const llvm::Align elementAlign(dtypeSize(dtype));
+  std::vector<llvm::Value*> row(static_cast<size_t>(vectors));
+  llvm::Value* bRow = b.CreateInBoundsGEP(t, bp, b.CreateMul(p, b.getInt64(static_cast<uint64_t>(plan.nr))));
+  for (int64_t v = 0; v < vectors; ++v)
+    row[static_cast<size_t>(v)] = b.CreateAlignedLoad(
+        vec, b.CreateConstInBoundsGEP1_64(t, bRow, static_cast<uint64_t>(v * plan.lanes)), elementAlign);
+  llvm::Value* aCol = b.CreateInBoundsGEP(t, ap, b.CreateMul(p, b.getInt64(static_cast<uint64_t>(plan.mr))));
+  std::vector<llvm::Value*> next(count);
+  for (int64_t i = 0; i < plan.mr; ++i) {
+    llvm::Value* a = b.CreateAlignedLoad(t, b.CreateConstInBoundsGEP1_64(t, aCol, static_cast<uint64_t>(i)), elementAlign);
+    llvm::Value* splat = b.CreateVectorSplat(static_cast<unsigned>(plan.lanes), a);
+    for (int64_t v = 0; v < vectors; ++v) {
+      const size_t at = static_cast<size_t>(i * vectors + v);
+      next[at] = b.CreateCall(fma, {splat, row[static_cast<size_t>(v)], acc[at]});
+    }
+  }
+  llvm::Value* p1 = b.CreateAdd(p, b.getInt64(1));
+  p->addIncoming(p1, loop);
+  for (size_t i = 0; i < count; ++i) acc[i]->addIncoming(next[i], loop);
+  b.CreateCondBr(b.CreateICmpSLT(p1, kc), loop, store);
+
+  // The tile: C = acc, or C += acc.
+  b.SetInsertPoint(store);
+  std::vector<llvm::PHINode*> result(count);
+  for (size_t i = 0; i < count; ++i) {
+    result[i] = b.CreatePHI(vec, 2);
+    result[i]->addIncoming(zero, entry);
+    result[i]->addIncoming(next[i], loop);
+  }
+  llvm::Value* add = b.CreateICmpNE(accumulate, b.getInt32(0));
+  for (int64_t i = 0; i < plan.mr; ++i) {
+    llvm::Value* cRow = b.CreateInBoundsGEP(t, cp, b.CreateMul(ldc, b.getInt64(static_cast<uint64_t>(i))));
+    for (int64_t v = 0; v < vectors; ++v) {
+      llvm::Value* at = b.CreateConstInBoundsGEP1_64(t, cRow, static_cast<uint64_t>(v * plan.lanes));
+      llvm::Value* value = result[static_cast<size_t>(i * vectors + v)];
+      llvm::Value* old = b.CreateAlignedLoad(vec, at, elementAlign);
+      b.CreateAlignedStore(b.CreateSelect(add, b.CreateFAdd(old, value), value), at, elementAlign);
+    }
+  }
+  b.CreateRetVoid();
+  return f;
+}
+
+} // namespace tsl::compiler::cpu

@@ -1,0 +1,109 @@
+// tests/unit/compiler/GemmTest.cpp — every micro-kernel shape of compiler/cpu/Gemm.h
+// against a float64 reference, on awkward sizes.
+//
+// The plan follows the CPU's widest vectors; compiling for a named CPU ("x86-64-v3",
+// "x86-64") picks that CPU's shape while the code still runs here, so the AVX-512, AVX2
+// and SSE micro-kernels are all exercised on an AVX-512 machine (on a smaller one, those
+// it cannot run are skipped, and said so). Sizes 1, 7, 33 and 257 in each dimension cover
+// partial tiles, a single step of k and several k blocks; transposed operands and batches
+// reach the kernel through their copies.
+#include "compiler/Backend.h"
+#include "compiler/Compiler.h"
+#include "compiler/cpu/Gemm.h"
+#include "ir/Parser.h"
+#include "runtime/Random.h"
+#include "runtime/Views.h"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+using namespace tsl;
+
+namespace {
+
+/// C = op(A) · op(B) in float64, A [m,k] (or [k,m] when transposed), B [k,n] (or [n,k]).
+std::vector<double> reference(const Tensor& a, const Tensor& b, bool ta, bool tb, int64_t m, int64_t k, int64_t n) {
+  const Tensor a64 = contiguous(astype(a, DType::F64)), b64 = contiguous(astype(b, DType::F64));
+  const auto* pa = reinterpret_cast<const double*>(a64.data());
+  const auto* pb = reinterpret_cast<const double*>(b64.data());
+  std::vector<double> c(static_cast<size_t>(m * n), 0.0);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < k; ++p) s += (ta ? pa[p * m + i] : pa[i * k + p]) * (tb ? pb[j * k + p] : pb[p * n + j]);
+      c[static_cast<size_t>(i * n + j)] = s;
+    }
+  return c;
+}
+
+std::string type(DType d, int64_t r, int64_t c) { return cat(dtypeName(d), "[", r, ",", c, "]"); }
+
+void check(compiler::Compiler& compiler, const std::string& cpu, DType dtype, int64_t m, int64_t k, int64_t n, bool ta,
+           bool tb, uint64_t seed) {
+  CAPTURE(cpu);
+  CAPTURE(dtypeName(dtype));
+  CAPTURE(m);
+  CAPTURE(k);
+  CAPTURE(n);
+  CAPTURE(ta);
+  CAPTURE(tb);
+  const std::string at = ta ? type(dtype, k, m) : type(dtype, m, k), bt = tb ? type(dtype, n, k) : type(dtype, k, n);
+  std::string body;
+  std::string x = "%a", y = "%b";
+  if (ta) body += "  %at = transpose %a : " + type(dtype, m, k) + "\n", x = "%at";
+  if (tb) body += "  %bt = transpose %b : " + type(dtype, k, n) + "\n", y = "%bt";
+  const std::string text = "func @f(%a: " + at + ", %b: " + bt + ") -> (" + type(dtype, m, n) + ") {\n" + body +
+                           "  %c = matmul " + x + ", " + y + " : " + type(dtype, m, n) + "\n  return %c\n}\n";
+  const auto s = static_cast<int64_t>(seed);
+  const Tensor a = astype(randNormal(rngKey(s), ta ? Shape{k, m} : Shape{m, k}, DType::F32), dtype);
+  const Tensor b = astype(randNormal(rngKey(s + 1), tb ? Shape{n, k} : Shape{k, n}, DType::F32), dtype);
+  compiler::CompileOptions options;
+  options.cpu = cpu;
+  const Tensor c = compiler.compile(ir::parseModule(text), "f", "cpu", options)->run(std::vector<Tensor>{a, b})[0];
+  const std::vector<double> expected = reference(a, b, ta, tb, m, k, n);
+  const Tensor c64 = contiguous(astype(c, DType::F64));
+  const auto* got = reinterpret_cast<const double*>(c64.data());
+  // A sum of k products of N(0,1) values: the error grows like sqrt(k) ulps of the terms.
+  const double eps = dtype == DType::F64 ? 0x1p-52 : 0x1p-23;
+  const double bound = 4.0 * eps * (static_cast<double>(k) + 1.0) * 4.0;
+  double worst = 0;
+  for (size_t i = 0; i < expected.size(); ++i) worst = std::max(worst, std::abs(got[i] - expected[i]));
+  CHECK(worst <= bound);
+}
+
+} // namespace
+
+TEST_CASE("each micro-kernel shape matches float64 on awkward sizes and transposed operands") {
+  // The CPUs whose plans are tested: this machine's, AVX2's and the baseline's.
+  std::vector<std::string> cpus{"native", "x86-64"};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) cpus.push_back("x86-64-v3");
+  else MESSAGE("this machine has no AVX2: the AVX2 micro-kernel is not tested here");
+  compiler::Compiler compiler;
+  const int64_t sizes[] = {1, 7, 33, 257};
+  uint64_t seed = 1;
+  for (const std::string& cpu : cpus)
+    for (DType dtype : {DType::F32, DType::F64})
+      for (int64_t m : sizes)
+        for (int64_t k : sizes)
+          for (int64_t n : sizes) check(compiler, cpu, dtype, m, k, n, false, false, seed++);
+  for (const std::string& cpu : cpus)
+    for (DType dtype : {DType::F32, DType::F64})
+      for (auto [ta, tb] : {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}})
+        check(compiler, cpu, dtype, 33, 257, 7, ta, tb, seed++);
+}
+
+TEST_CASE("the plans fit the registers and the caches they are for") {
+  using compiler::cpu::gemmPlan;
+  for (const char* features : {"+avx512f,+avx2,+fma", "+avx2,+fma", "+sse2"})
+    for (DType dtype : {DType::F32, DType::F64}) {
+      CAPTURE(features);
+      const auto plan = gemmPlan(dtype, features);
+      const int64_t registers = std::string(features).find("avx512f") != std::string::npos ? 32 : 16;
+      CHECK(plan.nr % plan.lanes == 0);
+      CHECK(plan.mr * plan.nr / plan.lanes + plan.nr / plan.lanes + 1 <= registers);
+      CHECK(plan.lanes * static_cast<int64_t>(dtypeSize(dtype)) ==
+            (registers == 32 ? 64 : std::string(features).find("avx2") != std::string::npos ? 32 : 16));
+      CHECK(plan.kc * plan.nc * static_cast<int64_t>(dtypeSize(dtype)) <= 512 * 1024); // B's block in L2
+    }
+}
