@@ -80,6 +80,7 @@ llvm::Function* ModuleCodegen::abi(const char* name) {
   const std::string n = name;
   llvm::FunctionType* type = nullptr;
   if (n == "tsl_parallel_for") type = llvm::FunctionType::get(i32, {ptr, i64, i64, ptr, ptr}, false);
+  else if (n == "tsl_thread_count") type = llvm::FunctionType::get(i32, {ptr}, false);
   else if (n == "tsl_run_kernel") type = llvm::FunctionType::get(i32, {ptr, i32, ptr, ptr}, false);
   else if (n == "tsl_tape_new") type = llvm::FunctionType::get(i32, {ptr, ptr}, false);
   else if (n == "tsl_tape_push" || n == "tsl_tape_pop") type = llvm::FunctionType::get(i32, {ptr, i64, i32, ptr, ptr}, false);

@@ -139,9 +139,11 @@ public:
   Access viewAccess(const ir::Operation& view, const Access& operand);
   /// Runs body(builder, begin, end, captures) over [0, n) in chunks, in parallel when the
   /// work is large: the body is outlined into a function that reads `captures` back.
+  /// `perThread`: one chunk per thread (of at least `grain`), for bodies that pack data.
   void parallel(int64_t n, int64_t grain, const std::vector<llvm::Value*>& captures,
                 const std::function<void(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*,
-                                          const std::vector<llvm::Value*>&)>& body);
+                                          const std::vector<llvm::Value*>&)>& body,
+                bool perThread = false);
   /// A loop nest for a single elementwise or view operation, or a fused region
   /// (`special` is then its reduction or contraction, if any, and the nest computes what
   /// the special operation reads — or, for a contraction, its epilogue).

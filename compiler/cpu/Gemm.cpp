@@ -28,17 +28,18 @@ GemmPlan gemmPlan(DType dtype, const std::string& features) {
   const bool f64 = dtype == DType::F64;
   // Registers: AVX-512 has 32 vector registers, AVX2 16. The tile's accumulators, the
   // row of B and a broadcast must fit: 8×3 + 3 + 1 = 28 of 32; 6×2 + 2 + 1 = 15 of 16.
-  // kc·nr elements of B's panel and mr·kc of A's stay near L1; kc·nc of B's block in L2.
+  // Caches (BLIS's loop order): B's kc×nr micro-panel stays in L1 while the mr-row
+  // panels of A's mc×kc block stream from L2; B's kc×nc block sits in L3.
   if (has(features, "avx512f")) {
     const int64_t lanes = f64 ? 8 : 16;
-    return {lanes, 8, 3 * lanes, 256, 128, f64 ? 240 : 480};
+    return {lanes, 8, 3 * lanes, 128, 384, 3072};
   }
   if (has(features, "avx2") && has(features, "fma")) {
     const int64_t lanes = f64 ? 4 : 8;
-    return {lanes, 6, 2 * lanes, 256, 96, f64 ? 256 : 512};
+    return {lanes, 6, 2 * lanes, 256, 192, f64 ? 1536 : 3072};
   }
   const int64_t lanes = f64 ? 2 : 4; // SSE2, the x86-64 baseline
-  return {lanes, 4, 2 * lanes, 256, 64, 256};
+  return {lanes, 4, 2 * lanes, 256, 128, 2048};
 }
 
 llvm::Function* gemmMicroKernel(llvm::Module& module, DType dtype, const GemmPlan& plan) {
@@ -70,6 +71,15 @@ llvm::Function* gemmMicroKernel(llvm::Module& module, DType dtype, const GemmPla
   llvm::BasicBlock* store = llvm::BasicBlock::Create(c, "store", f);
   llvm::IRBuilder<> b(entry);
   llvm::Value* zero = llvm::Constant::getNullValue(vec);
+  // The tile of C is written at the end: its lines are fetched while the FMAs run.
+  llvm::Function* prefetch = llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::prefetch, {ptr});
+  const int64_t rowBytes = plan.nr * static_cast<int64_t>(dtypeSize(dtype));
+  for (int64_t i = 0; i < plan.mr; ++i) {
+    llvm::Value* cRow = b.CreateInBoundsGEP(t, cp, b.CreateMul(ldc, b.getInt64(static_cast<uint64_t>(i))));
+    for (int64_t at = 0; at < rowBytes; at += 64)
+      b.CreateCall(prefetch, {b.CreateConstInBoundsGEP1_64(b.getInt8Ty(), cRow, static_cast<uint64_t>(at)), b.getInt32(1),
+                              b.getInt32(3), b.getInt32(1)});
+  }
   b.CreateCondBr(b.CreateICmpSGT(kc, b.getInt64(0)), loop, store);
 
   // The k loop: accumulators as phis, one step per iteration.

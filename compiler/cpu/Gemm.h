@@ -24,9 +24,9 @@ struct GemmPlan {
   int64_t lanes; ///< elements per vector register
   int64_t mr;    ///< rows of the register tile
   int64_t nr;    ///< columns of the register tile (a multiple of lanes)
-  int64_t kc;    ///< steps of k per packed block
-  int64_t mc;    ///< rows of A per packed block
-  int64_t nc;    ///< columns of B per packed block
+  int64_t kc;    ///< steps of k per packed block (B's kc×nr micro-panel fits L1)
+  int64_t mc;    ///< rows of A per packed block (mc×kc fits L2)
+  int64_t nc;    ///< columns of B per packed block (kc×nc fits L3)
 };
 
 /// The plan for `dtype` (f32 or f64) on a CPU with these LLVM features ("+avx512f,...").

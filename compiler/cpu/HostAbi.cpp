@@ -36,6 +36,8 @@ TSL_CALLS_GENERATED_CODE int32_t parallelFor(tsl_context* context, int64_t n, in
   });
 }
 
+int32_t threadCountOf(tsl_context*) { return tsl::threadCount(); }
+
 /// A tensor over a buffer of the compiled code (not owned).
 Tensor over(void* data, const ir::Type& type) {
   if (type.rank() == 0) return Tensor::scalarFromBytes(type.dtype, data);
@@ -103,6 +105,7 @@ int32_t tapePop(tsl_context* context, int64_t tape, int32_t count, void* const* 
 const std::vector<std::pair<const char*, void*>>& hostSymbols() {
   static const std::vector<std::pair<const char*, void*>> symbols = {
       {"tsl_parallel_for", reinterpret_cast<void*>(&parallelFor)},
+      {"tsl_thread_count", reinterpret_cast<void*>(&threadCountOf)},
       {"tsl_run_kernel", reinterpret_cast<void*>(&runKernel)},
       {"tsl_tape_new", reinterpret_cast<void*>(&tapeNew)},
       {"tsl_tape_push", reinterpret_cast<void*>(&tapePush)},

@@ -152,7 +152,8 @@ Access FunctionCodegen::viewAccess(const ir::Operation& view, const Access& oper
 
 void FunctionCodegen::parallel(int64_t n, int64_t grain, const std::vector<llvm::Value*>& captures,
                                const std::function<void(llvm::IRBuilder<>&, llvm::Value*, llvm::Value*,
-                                                        const std::vector<llvm::Value*>&)>& body) {
+                                                        const std::vector<llvm::Value*>&)>& body,
+                               bool perThread) {
   llvm::LLVMContext& c = context();
   // The captured values travel in a struct on the caller's stack.
   std::vector<llvm::Type*> types;
@@ -185,8 +186,16 @@ void FunctionCodegen::parallel(int64_t n, int64_t grain, const std::vector<llvm:
     b_.CreateCall(outlined, {data, i64(0), i64(n)});
     return;
   }
+  llvm::Value* chunk = i64(grain);
+  if (perThread) { // one chunk per thread, of at least `grain`
+    llvm::Value* threads = b_.CreateSExt(b_.CreateCall(m_.abi("tsl_thread_count"), {context_}), b_.getInt64Ty());
+    threads = b_.CreateSelect(b_.CreateICmpSGT(threads, i64(0)), threads, i64(1));
+    // n / threads, rounded down: the pool splits a range only if it holds two chunks.
+    llvm::Value* share = b_.CreateUDiv(i64(n), threads);
+    chunk = b_.CreateSelect(b_.CreateICmpSGT(share, chunk), share, chunk);
+  }
   llvm::Function* run = m_.abi("tsl_parallel_for");
-  propagate(b_.CreateCall(run, {context_, i64(n), i64(grain), outlined, data}));
+  propagate(b_.CreateCall(run, {context_, i64(n), chunk, outlined, data}));
 }
 
 namespace {

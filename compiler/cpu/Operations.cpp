@@ -160,8 +160,8 @@ bool packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int
   const int64_t batches = product(batch);
   if (batches == 1) {
     const int64_t tiles = (n + plan.nr - 1) / plan.nr;
-    // At least 256 columns and 2^22 multiply-adds a chunk: each chunk packs all of A.
-    const int64_t grain = std::max<int64_t>({1, 256 / plan.nr, (int64_t(1) << 22) / std::max<int64_t>(1, m * k * plan.nr)});
+    // One chunk per thread (each packs all of A), of at least 2^22 multiply-adds.
+    const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 22) / std::max<int64_t>(1, m * k * plan.nr));
     g.parallel(tiles, grain, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
                [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
                  llvm::Value* nr = ib.getInt64(static_cast<uint64_t>(plan.nr));
@@ -169,7 +169,8 @@ bool packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int
                  llvm::Value* colEnd = ib.CreateSelect(ib.CreateICmpSLT(last, ib.getInt64(static_cast<uint64_t>(n))), last,
                                                        ib.getInt64(static_cast<uint64_t>(n)));
                  call(ib, got[0], got[1], got[2], ib.CreateMul(begin, nr), colEnd);
-               });
+               },
+               /*perThread=*/true);
     return true;
   }
   const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 22) / std::max<int64_t>(1, m * n * k));

@@ -44,6 +44,10 @@ typedef struct tsl_context {
 typedef void (*tsl_body)(void* data, int64_t begin, int64_t end);
 int32_t tsl_parallel_for(tsl_context* context, int64_t n, int64_t grain, tsl_body body, void* data);
 
+/* How many threads tsl_parallel_for may use (a loop that packs data per chunk, like the
+ * GEMM, makes one chunk per thread). */
+int32_t tsl_thread_count(tsl_context* context);
+
 /* Runs operation number `index` of the executable on its eager kernel (JIT only; the
  * operation's types are in the host's table): `inputs` point at its operands' elements,
  * `output` at where its result goes. */

@@ -56,6 +56,11 @@ static void* worker(void* arg) {
   return NULL;
 }
 
+TSL_HIDDEN int32_t tsl_thread_count(tsl_context* context) {
+  (void)context;
+  return thread_count();
+}
+
 TSL_HIDDEN int32_t tsl_parallel_for(tsl_context* context, int64_t n, int64_t grain, tsl_body body, void* data) {
   (void)context;
   if (grain < 1) grain = 1;

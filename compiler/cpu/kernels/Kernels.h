@@ -132,8 +132,9 @@ struct GemmBlocking {
 
 /// C[:, colBegin..colEnd) = A · B for row-major A [m, k] and B [k, n], BLIS-style: for
 /// each block of nc columns and kc steps of k, B's block is packed into kc×nr panels;
-/// for each block of mc rows A's block is packed into mr×kc panels; the micro-kernel
-/// computes each mr×nr tile of C from one panel of each, accumulating over the k blocks.
+/// for each block of mc rows A's block is packed into mr×kc panels; then for each panel
+/// of B (held in L1) and each panel of A (streamed from L2) the micro-kernel computes an
+/// mr×nr tile of C, accumulating over the k blocks.
 /// Panels are zero-padded, so edge tiles run the same micro-kernel into a scratch tile.
 /// The packing buffers are allocated once per call (64-byte aligned).
 template <typename T>
@@ -183,10 +184,10 @@ void packedGemm(const T* a, const T* b, T* c, int64_t m, int64_t k, int64_t lda,
               for (int64_t p = 0; p < kc; ++p) panel[p * g.mr + i] = T(0);
           }
         }
-        for (int64_t ir = 0; ir < mc; ir += g.mr) {
-          const int64_t rows = std::min(g.mr, mc - ir);
-          for (int64_t jr = 0; jr < nc; jr += g.nr) {
-            const int64_t cols = std::min(g.nr, nc - jr);
+        for (int64_t jr = 0; jr < nc; jr += g.nr) {
+          const int64_t cols = std::min(g.nr, nc - jr);
+          for (int64_t ir = 0; ir < mc; ir += g.mr) {
+            const int64_t rows = std::min(g.mr, mc - ir);
             T* to = c + (ic + ir) * ldc + jc + jr;
             if (rows == g.mr && cols == g.nr) {
               kernel(kc, ap + ir * kc, bp + jr * kc, to, ldc, pc > 0);

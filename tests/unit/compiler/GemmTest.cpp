@@ -97,13 +97,16 @@ TEST_CASE("the plans fit the registers and the caches they are for") {
   using compiler::cpu::gemmPlan;
   for (const char* features : {"+avx512f,+avx2,+fma", "+avx2,+fma", "+sse2"})
     for (DType dtype : {DType::F32, DType::F64}) {
-      CAPTURE(features);
+      CAPTURE(std::string(features));
       const auto plan = gemmPlan(dtype, features);
       const int64_t registers = std::string(features).find("avx512f") != std::string::npos ? 32 : 16;
       CHECK(plan.nr % plan.lanes == 0);
       CHECK(plan.mr * plan.nr / plan.lanes + plan.nr / plan.lanes + 1 <= registers);
       CHECK(plan.lanes * static_cast<int64_t>(dtypeSize(dtype)) ==
             (registers == 32 ? 64 : std::string(features).find("avx2") != std::string::npos ? 32 : 16));
-      CHECK(plan.kc * plan.nc * static_cast<int64_t>(dtypeSize(dtype)) <= 512 * 1024); // B's block in L2
+      const auto size = static_cast<int64_t>(dtypeSize(dtype));
+      CHECK(plan.kc * plan.nr * size <= 24 * 1024);   // B's micro-panel in a 32 KiB L1, beside A's
+      CHECK(plan.mc * plan.kc * size <= 512 * 1024);  // A's block in L2
+      CHECK(plan.kc * plan.nc * size <= 4096 * 1024); // B's block in L3
     }
 }
