@@ -1,6 +1,7 @@
 // compiler/Compiler.cpp — backends, pipelines and the cache of compiled code.
 #include "compiler/Compiler.h"
 
+#include "compiler/cpu/EagerGemm.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 
@@ -8,7 +9,10 @@
 
 namespace tsl::compiler {
 
-Compiler::Compiler() { registerPasses(); }
+Compiler::Compiler() {
+  registerPasses();
+  cpu::installEagerGemm(); // eager matmul runs :cpu's GEMM
+}
 
 Compiler::~Compiler() {
   // Executables first: their code may live in a backend's JIT.

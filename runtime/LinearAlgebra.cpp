@@ -9,12 +9,16 @@
 #include "runtime/Views.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <map>
+#include <type_traits>
 
 namespace tsl {
 
 namespace {
+
+std::atomic<GemmProvider> gemmProvider{nullptr};
 
 /// The dtype a GEMM runs in for a result dtype: halves in f32, bool in i64.
 DType computeDType(DType result) {
@@ -44,6 +48,12 @@ void gemm(const S* a, int64_t lda, const S* b, int64_t ldb, S* c, int64_t ldc, i
   if (k == 0) {
     for (int64_t i = 0; i < m; ++i) std::fill_n(c + i * ldc, n, S(0));
     return;
+  }
+  if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
+    const DType dtype = std::is_same_v<S, float> ? DType::F32 : DType::F64;
+    if (GemmProvider provider = gemmProvider.load(std::memory_order_acquire);
+        provider && provider(dtype, a, lda, b, ldb, c, ldc, m, k, n))
+      return;
   }
   const int64_t work = m * k * n;
   if (work >= (int64_t(1) << 32)) {
@@ -75,6 +85,12 @@ void gemm(const S* a, int64_t lda, const S* b, int64_t ldb, S* c, int64_t ldc, i
     block(0, m);
   }
 }
+
+} // namespace
+
+void setGemmProvider(GemmProvider provider) { gemmProvider.store(provider, std::memory_order_release); }
+
+namespace {
 
 /// Whether the last axis has unit stride (the matrix can be read row-major in place).
 bool rowMajorReadable(const Tensor& t) {

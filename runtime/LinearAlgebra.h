@@ -15,6 +15,14 @@ namespace tsl {
 /// removed from the result). A shape error names both shapes when k differs.
 Shape matmulShape(const Shape& a, const Shape& b);
 Tensor matmul(const Tensor& a, const Tensor& b);
+/// A GEMM a higher layer may provide for f32 and f64 (compiler/ installs the :cpu
+/// backend's packed GEMM and its generated micro-kernel, so eager matmul runs the code
+/// compiled matmul runs): C[m,n] = A[m,k]·B[k,n], row-major with row strides lda, ldb,
+/// ldc. Returns false when it cannot run (Eigen's GEMM then does).
+using GemmProvider = bool (*)(DType dtype, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc,
+                              int64_t m, int64_t k, int64_t n);
+void setGemmProvider(GemmProvider provider);
+
 /// The dtype a contraction of these operands produces.
 TypeKey contractionType(TypeKey a, TypeKey b);
 

@@ -138,6 +138,9 @@ struct GemmBlocking {
 /// Panels are zero-padded, so edge tiles run the same micro-kernel into a scratch tile.
 /// The packing buffers are allocated once per call (64-byte aligned).
 template <typename T>
+#if defined(__clang__) // calls generated code, which has no UBSan function signature
+__attribute__((no_sanitize("function")))
+#endif
 void packedGemm(const T* a, const T* b, T* c, int64_t m, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
                 int64_t colBegin, int64_t colEnd, MicroKernel<T> kernel, GemmBlocking g) {
   if (m <= 0 || colEnd <= colBegin) return;

@@ -1,0 +1,104 @@
+// compiler/cpu/EagerGemm.cpp — eager matmul on the :cpu backend's GEMM.
+#include "compiler/cpu/EagerGemm.h"
+
+#include "compiler/cpu/Gemm.h"
+#include "compiler/cpu/HostAbi.h"
+#include "compiler/cpu/Jit.h"
+#include "runtime/Interrupt.h"
+#include "runtime/LinearAlgebra.h"
+#include "runtime/ThreadPool.h"
+
+#include <algorithm>
+#include <mutex>
+
+// The packed GEMM of kernels/Kernels.h, compiled into the compiler (NativeKernels.cpp).
+extern "C" {
+void tsl_k_packedgemm_f32(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t lda, int64_t ldb,
+                          int64_t ldc, int64_t colBegin, int64_t colEnd,
+                          void (*kernel)(int64_t, const float*, const float*, float*, int64_t, int32_t), int64_t mr,
+                          int64_t nr, int64_t kc, int64_t mc, int64_t nc) noexcept;
+void tsl_k_packedgemm_f64(const double* a, const double* b, double* c, int64_t m, int64_t k, int64_t lda, int64_t ldb,
+                          int64_t ldc, int64_t colBegin, int64_t colEnd,
+                          void (*kernel)(int64_t, const double*, const double*, double*, int64_t, int32_t), int64_t mr,
+                          int64_t nr, int64_t kc, int64_t mc, int64_t nc) noexcept;
+}
+
+namespace tsl::compiler::cpu {
+
+namespace {
+
+/// The process's micro-kernels, compiled once into a JIT of their own.
+struct MicroKernels {
+  std::shared_ptr<Jit> jit;
+  std::unique_ptr<Jit::Code> code[2]; ///< f32, f64
+  GemmPlan plan[2];
+  bool ready = false;
+};
+
+std::unique_ptr<Jit::Code> compileMicroKernel(const std::shared_ptr<Jit>& jit, DType dtype, const GemmPlan& plan) {
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto module = std::make_unique<llvm::Module>(cat("tsl.eager.gemm.", dtypeName(dtype)), *context);
+  llvm::Function* f = gemmMicroKernel(*module, dtype, plan);
+  f->setLinkage(llvm::GlobalValue::ExternalLinkage);
+  const std::string name = f->getName().str();
+  prepareModule(*module, jit->machine());
+  optimizeModule(*module, jit->machine(), 2); // as compiled code is, by default
+  return Jit::add(jit, std::move(module), std::move(context), name, false, nullptr);
+}
+
+/// The micro-kernels, or nullptr if they cannot be made (then Eigen's GEMM runs).
+MicroKernels* microKernels() {
+  // Never destroyed: the JIT must outlive every engine's last eager matmul, and LLVM's
+  // own statics go at exit in an order of their own.
+  static MicroKernels* kernels = new MicroKernels;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    try {
+      kernels->jit = std::make_shared<Jit>();
+      const std::string features = kernels->jit->machine().getTargetFeatureString().str();
+      for (DType dtype : {DType::F32, DType::F64}) {
+        const size_t i = dtype == DType::F32 ? 0 : 1;
+        kernels->plan[i] = gemmPlan(dtype, features);
+        kernels->code[i] = compileMicroKernel(kernels->jit, dtype, kernels->plan[i]);
+      }
+      kernels->ready = true;
+    } catch (...) {
+      kernels->ready = false; // Eigen's GEMM stays in use
+    }
+  });
+  return kernels->ready ? kernels : nullptr;
+}
+
+template <typename T, typename Fn>
+TSL_CALLS_GENERATED_CODE void run(const MicroKernels& k, size_t which, Fn packed, const void* a, int64_t lda,
+                                  const void* b, int64_t ldb, void* c, int64_t ldc, int64_t m, int64_t kk, int64_t n) {
+  const GemmPlan& plan = k.plan[which];
+  using Micro = void (*)(int64_t, const T*, const T*, T*, int64_t, int32_t);
+  auto micro = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which]->entry()));
+  const int64_t tiles = (n + plan.nr - 1) / plan.nr;
+  // One chunk per thread, as compiled code splits it; products of more than about 2^27
+  // multiply-adds a chunk are cut finer, so that an interrupt is seen between chunks.
+  const int64_t perTile = std::max<int64_t>(1, m * kk * plan.nr);
+  const int64_t cap = std::max<int64_t>(1, (int64_t(1) << 27) / perTile);
+  const int64_t grain = std::max<int64_t>(1, std::min(tiles / std::max(1, threadCount()), cap));
+  parallelFor(tiles, grain, [&](int64_t begin, int64_t end) TSL_CALLS_GENERATED_CODE {
+    packed(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), m, kk, lda, ldb, ldc,
+           begin * plan.nr, std::min(end * plan.nr, n), micro, plan.mr, plan.nr, plan.kc, plan.mc, plan.nc);
+  });
+}
+
+bool eagerGemm(DType dtype, const void* a, int64_t lda, const void* b, int64_t ldb, void* c, int64_t ldc, int64_t m,
+               int64_t k, int64_t n) {
+  if (dtype != DType::F32 && dtype != DType::F64) return false;
+  const MicroKernels* kernels = microKernels();
+  if (!kernels) return false;
+  if (dtype == DType::F32) run<float>(*kernels, 0, tsl_k_packedgemm_f32, a, lda, b, ldb, c, ldc, m, k, n);
+  else run<double>(*kernels, 1, tsl_k_packedgemm_f64, a, lda, b, ldb, c, ldc, m, k, n);
+  return true;
+}
+
+} // namespace
+
+void installEagerGemm() { setGemmProvider(&eagerGemm); }
+
+} // namespace tsl::compiler::cpu
