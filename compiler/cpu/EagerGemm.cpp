@@ -75,15 +75,16 @@ TSL_CALLS_GENERATED_CODE void run(const MicroKernels& k, size_t which, Fn packed
   const GemmPlan& plan = k.plan[which];
   using Micro = void (*)(int64_t, const T*, const T*, T*, int64_t, int32_t);
   auto micro = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which]->entry()));
-  const int64_t tiles = (n + plan.nr - 1) / plan.nr;
-  // One chunk per thread, as compiled code splits it; products of more than about 2^27
-  // multiply-adds a chunk are cut finer, so that an interrupt is seen between chunks.
-  const int64_t perTile = std::max<int64_t>(1, m * kk * plan.nr);
-  const int64_t cap = std::max<int64_t>(1, (int64_t(1) << 27) / perTile);
-  const int64_t grain = std::max<int64_t>(1, std::min(tiles / std::max(1, threadCount()), cap));
-  parallelFor(tiles, grain, [&](int64_t begin, int64_t end) TSL_CALLS_GENERATED_CODE {
-    packed(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), m, kk, lda, ldb, ldc,
-           begin * plan.nr, std::min(end * plan.nr, n), micro, plan.mr, plan.nr, plan.kc, plan.mc, plan.nc);
+  const T* pa = static_cast<const T*>(a);
+  const T* pb = static_cast<const T*>(b);
+  T* pc = static_cast<T*>(c);
+  const GemmTiling tiling = gemmTiling(m, kk, n, plan, threadCount());
+  parallelFor(tiling.chunks(), tiling.grain, [&](int64_t begin, int64_t end) TSL_CALLS_GENERATED_CODE {
+    for (int64_t t = begin; t < end; ++t) {
+      const GemmTiling::Chunk at = tiling.chunk(t);
+      packed(pa + at.row * lda, pb, pc + at.row * ldc, at.rows, kk, lda, ldb, ldc, at.colBegin, at.colEnd, micro,
+             plan.mr, plan.nr, plan.kc, plan.mc, plan.nc);
+    }
   });
 }
 

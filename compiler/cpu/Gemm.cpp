@@ -3,6 +3,8 @@
 
 #include "tsl/Error.h"
 
+#include <cmath>
+
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
@@ -40,6 +42,19 @@ GemmPlan gemmPlan(DType dtype, const std::string& features) {
   }
   const int64_t lanes = f64 ? 2 : 4; // SSE2, the x86-64 baseline
   return {lanes, 4, 2 * lanes, 256, 128, 2048};
+}
+
+GemmTiling gemmTiling(int64_t m, int64_t k, int64_t n, const GemmPlan& plan, int threads) {
+  const int64_t tiles = (n + plan.nr - 1) / plan.nr;
+  if (m * k * n < (int64_t(1) << 32)) { // one block of columns per thread
+    const int64_t perThread = std::max<int64_t>(1, tiles / std::max(1, threads));
+    const int64_t colChunks = (tiles + perThread - 1) / perThread;
+    return {m, perThread * plan.nr, 1, colChunks, 1, m, n};
+  }
+  const auto side = static_cast<int64_t>(std::sqrt(double(int64_t(1) << 27) / double(std::max<int64_t>(k, 1))));
+  const int64_t rows = std::max<int64_t>(256, side) / plan.mr * plan.mr;
+  const int64_t cols = std::max<int64_t>(256, side) / plan.nr * plan.nr;
+  return {rows, cols, (m + rows - 1) / rows, (n + cols - 1) / cols, 1, m, n};
 }
 
 llvm::Function* gemmMicroKernel(llvm::Module& module, DType dtype, const GemmPlan& plan) {

@@ -10,6 +10,7 @@
 
 #include "runtime/DType.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -20,6 +21,7 @@ class Module;
 
 namespace tsl::compiler::cpu {
 
+
 struct GemmPlan {
   int64_t lanes; ///< elements per vector register
   int64_t mr;    ///< rows of the register tile
@@ -28,6 +30,29 @@ struct GemmPlan {
   int64_t mc;    ///< rows of A per packed block (mc×kc fits L2)
   int64_t nc;    ///< columns of B per packed block (kc×nc fits L3)
 };
+
+/// How a product C[m,n] = A[m,k]·B[k,n] is cut into chunks for threads: one block of
+/// columns per thread (each chunk packs A once), unless the product is long (2^32
+/// multiply-adds or more): then tiles of rows × columns of about 2^27 multiply-adds, so
+/// that an interrupt, checked between chunks, is seen within a fraction of a second and
+/// no chunk packs all of a huge A.
+struct GemmTiling {
+  int64_t rowBlock; ///< rows per chunk (m unless the product is long)
+  int64_t colBlock; ///< columns per chunk (a multiple of nr, or n)
+  int64_t rowChunks, colChunks;
+  int64_t grain; ///< chunks per parallel task
+  int64_t m, n;
+  int64_t chunks() const { return rowChunks * colChunks; }
+  struct Chunk {
+    int64_t row, rows, colBegin, colEnd;
+  };
+  Chunk chunk(int64_t t) const {
+    const int64_t r = t / colChunks, c = t % colChunks;
+    const int64_t row = r * rowBlock, col = c * colBlock;
+    return {row, std::min(rowBlock, m - row), col, std::min(n, col + colBlock)};
+  }
+};
+GemmTiling gemmTiling(int64_t m, int64_t k, int64_t n, const GemmPlan& plan, int threads);
 
 /// The plan for `dtype` (f32 or f64) on a CPU with these LLVM features ("+avx512f,...").
 GemmPlan gemmPlan(DType dtype, const std::string& features);

@@ -151,13 +151,45 @@ bool packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int
   llvm::Function* kernel = g.library().get(cat("tsl_k_packedgemm_", kernelTag(dtype)));
   llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dtype, plan);
   llvm::Type* t = g.storageType(dtype);
-  auto call = [&](llvm::IRBuilder<>& ib, llvm::Value* a, llvm::Value* b, llvm::Value* c, llvm::Value* colBegin,
-                  llvm::Value* colEnd) {
+  auto callRows = [&](llvm::IRBuilder<>& ib, llvm::Value* a, llvm::Value* b, llvm::Value* c, llvm::Value* rows,
+                      llvm::Value* colBegin, llvm::Value* colEnd) {
     auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
-    ib.CreateCall(kernel, {a, b, c, i64(m), i64(k), i64(k), i64(n), i64(n), colBegin, colEnd, micro, i64(plan.mr),
+    ib.CreateCall(kernel, {a, b, c, rows, i64(k), i64(k), i64(n), i64(n), colBegin, colEnd, micro, i64(plan.mr),
                            i64(plan.nr), i64(plan.kc), i64(plan.mc), i64(plan.nc)});
   };
+  auto call = [&](llvm::IRBuilder<>& ib, llvm::Value* a, llvm::Value* b, llvm::Value* c, llvm::Value* colBegin,
+                  llvm::Value* colEnd) { callRows(ib, a, b, c, ib.getInt64(static_cast<uint64_t>(m)), colBegin, colEnd); };
   const int64_t batches = product(batch);
+  if (batches == 1 && m * k * n >= (int64_t(1) << 32)) {
+    // A long product: tiles of rows × columns (GemmTiling), so that an interrupt is seen
+    // between them.
+    const GemmTiling tiling = gemmTiling(m, k, n, plan, 1);
+    g.parallel(tiling.chunks(), 1, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
+               [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+                 llvm::Function* fn = ib.GetInsertBlock()->getParent();
+                 llvm::LLVMContext& c = fn->getContext();
+                 llvm::BasicBlock* before = ib.GetInsertBlock();
+                 llvm::BasicBlock* loop = llvm::BasicBlock::Create(c, "tile", fn);
+                 llvm::BasicBlock* done = llvm::BasicBlock::Create(c, "tile.end", fn);
+                 ib.CreateBr(loop);
+                 ib.SetInsertPoint(loop);
+                 llvm::PHINode* tile = ib.CreatePHI(ib.getInt64Ty(), 2);
+                 tile->addIncoming(begin, before);
+                 auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
+                 auto min = [&](llvm::Value* x, llvm::Value* y) { return ib.CreateSelect(ib.CreateICmpSLT(x, y), x, y); };
+                 llvm::Value* row = ib.CreateMul(ib.CreateUDiv(tile, i64(tiling.colChunks)), i64(tiling.rowBlock));
+                 llvm::Value* col = ib.CreateMul(ib.CreateURem(tile, i64(tiling.colChunks)), i64(tiling.colBlock));
+                 llvm::Value* rows = min(i64(tiling.rowBlock), ib.CreateSub(i64(m), row));
+                 llvm::Value* colEnd = min(i64(n), ib.CreateAdd(col, i64(tiling.colBlock)));
+                 callRows(ib, ib.CreateInBoundsGEP(t, got[0], ib.CreateMul(row, i64(k))), got[1],
+                          ib.CreateInBoundsGEP(t, got[2], ib.CreateMul(row, i64(n))), rows, col, colEnd);
+                 llvm::Value* next = ib.CreateAdd(tile, i64(1));
+                 tile->addIncoming(next, ib.GetInsertBlock());
+                 ib.CreateCondBr(ib.CreateICmpSLT(next, end), loop, done);
+                 ib.SetInsertPoint(done);
+               });
+    return true;
+  }
   if (batches == 1) {
     const int64_t tiles = (n + plan.nr - 1) / plan.nr;
     // One chunk per thread (each packs all of A), of at least 2^22 multiply-adds.
