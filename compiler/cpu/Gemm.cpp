@@ -46,12 +46,12 @@ GemmPlan gemmPlan(DType dtype, const std::string& features) {
 
 GemmTiling gemmTiling(int64_t m, int64_t k, int64_t n, const GemmPlan& plan, int threads) {
   const int64_t tiles = (n + plan.nr - 1) / plan.nr;
-  if (m * k * n < (int64_t(1) << 32)) { // one block of columns per thread
+  if (m * k * n < (int64_t(1) << 34)) { // one block of columns per thread
     const int64_t perThread = std::max<int64_t>(1, tiles / std::max(1, threads));
     const int64_t colChunks = (tiles + perThread - 1) / perThread;
     return {m, perThread * plan.nr, 1, colChunks, 1, m, n};
   }
-  const auto side = static_cast<int64_t>(std::sqrt(double(int64_t(1) << 27) / double(std::max<int64_t>(k, 1))));
+  const auto side = static_cast<int64_t>(std::sqrt(double(int64_t(1) << 29) / double(std::max<int64_t>(k, 1))));
   const int64_t rows = std::max<int64_t>(256, side) / plan.mr * plan.mr;
   const int64_t cols = std::max<int64_t>(256, side) / plan.nr * plan.nr;
   return {rows, cols, (m + rows - 1) / rows, (n + cols - 1) / cols, 1, m, n};

@@ -32,8 +32,9 @@ struct GemmPlan {
 };
 
 /// How a product C[m,n] = A[m,k]·B[k,n] is cut into chunks for threads: one block of
-/// columns per thread (each chunk packs A once), unless the product is long (2^32
-/// multiply-adds or more): then tiles of rows × columns of about 2^27 multiply-adds, so
+/// columns per thread (each chunk packs A once), unless the product is long (2^34
+/// multiply-adds or more, a third of a second on a core): then tiles of rows × columns of
+/// about 2^29 multiply-adds, so
 /// that an interrupt, checked between chunks, is seen within a fraction of a second and
 /// no chunk packs all of a huge A.
 struct GemmTiling {

@@ -160,7 +160,7 @@ bool packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int
   auto call = [&](llvm::IRBuilder<>& ib, llvm::Value* a, llvm::Value* b, llvm::Value* c, llvm::Value* colBegin,
                   llvm::Value* colEnd) { callRows(ib, a, b, c, ib.getInt64(static_cast<uint64_t>(m)), colBegin, colEnd); };
   const int64_t batches = product(batch);
-  if (batches == 1 && m * k * n >= (int64_t(1) << 32)) {
+  if (batches == 1 && m * k * n >= (int64_t(1) << 34)) {
     // A long product: tiles of rows × columns (GemmTiling), so that an interrupt is seen
     // between them.
     const GemmTiling tiling = gemmTiling(m, k, n, plan, 1);
