@@ -304,6 +304,11 @@ void FunctionCodegen::propagate(llvm::Value* code) {
   b_.SetInsertPoint(good);
 }
 
+llvm::Value* FunctionCodegen::interruptFlag() {
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context());
+  return b_.CreateLoad(ptr, b_.CreateStructGEP(contextType(context()), context_, 0), "interrupt");
+}
+
 void FunctionCodegen::pollInterrupt() {
   llvm::LLVMContext& c = context();
   llvm::Type* ptr = llvm::PointerType::getUnqual(c);

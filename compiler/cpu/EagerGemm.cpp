@@ -81,6 +81,7 @@ TSL_CALLS_GENERATED_CODE void run(const MicroKernels& k, size_t which, Fn packed
   const GemmTiling tiling = gemmTiling(m, kk, n, plan, threadCount());
   parallelFor(tiling.chunks(), tiling.grain, [&](int64_t begin, int64_t end) TSL_CALLS_GENERATED_CODE {
     for (int64_t t = begin; t < end; ++t) {
+      if (t > begin) checkInterrupt(); // a long product's tiles (the pool checks before each chunk)
       const GemmTiling::Chunk at = tiling.chunk(t);
       packed(pa + at.row * lda, pb, pc + at.row * ldc, at.rows, kk, lda, ldb, ldc, at.colBegin, at.colEnd, micro,
              plan.mr, plan.nr, plan.kc, plan.mc, plan.nc);

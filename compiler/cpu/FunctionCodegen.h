@@ -188,6 +188,9 @@ public:
   void propagate(llvm::Value* code);
   /// Returns TSL_ERROR_INTERRUPTED if the interrupt flag is set.
   void pollInterrupt();
+  /// The context's pointer to the interrupt flag (may be null), for loops in outlined
+  /// bodies to poll; the caller polls again after them (pollInterrupt).
+  llvm::Value* interruptFlag();
   void copyBytes(llvm::Value* dst, llvm::Value* src, int64_t bytes);
   /// A stack array holding `values` (all of type `type`), for arguments passed by array.
   llvm::Value* array(const std::vector<llvm::Value*>& values, llvm::Type* type);

@@ -164,17 +164,27 @@ bool packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int
     // A long product: tiles of rows × columns (GemmTiling), so that an interrupt is seen
     // between them.
     const GemmTiling tiling = gemmTiling(m, k, n, plan, 1);
-    g.parallel(tiling.chunks(), 1, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
+    g.parallel(tiling.chunks(), 1, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out, g.interruptFlag()},
                [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
                  llvm::Function* fn = ib.GetInsertBlock()->getParent();
                  llvm::LLVMContext& c = fn->getContext();
                  llvm::BasicBlock* before = ib.GetInsertBlock();
                  llvm::BasicBlock* loop = llvm::BasicBlock::Create(c, "tile", fn);
+                 llvm::BasicBlock* read = llvm::BasicBlock::Create(c, "tile.interrupt", fn);
+                 llvm::BasicBlock* work = llvm::BasicBlock::Create(c, "tile.work", fn);
                  llvm::BasicBlock* done = llvm::BasicBlock::Create(c, "tile.end", fn);
                  ib.CreateBr(loop);
                  ib.SetInsertPoint(loop);
                  llvm::PHINode* tile = ib.CreatePHI(ib.getInt64Ty(), 2);
                  tile->addIncoming(begin, before);
+                 // Each tile first polls the interrupt flag; the caller polls it after.
+                 ib.CreateCondBr(ib.CreateIsNull(got[3]), work, read);
+                 ib.SetInsertPoint(read);
+                 llvm::LoadInst* set = ib.CreateLoad(ib.getInt8Ty(), got[3]);
+                 set->setAtomic(llvm::AtomicOrdering::Monotonic);
+                 set->setVolatile(true);
+                 ib.CreateCondBr(ib.CreateICmpNE(set, ib.getInt8(0)), done, work);
+                 ib.SetInsertPoint(work);
                  auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
                  auto min = [&](llvm::Value* x, llvm::Value* y) { return ib.CreateSelect(ib.CreateICmpSLT(x, y), x, y); };
                  llvm::Value* row = ib.CreateMul(ib.CreateUDiv(tile, i64(tiling.colChunks)), i64(tiling.rowBlock));
@@ -188,6 +198,7 @@ bool packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int
                  ib.CreateCondBr(ib.CreateICmpSLT(next, end), loop, done);
                  ib.SetInsertPoint(done);
                });
+    g.pollInterrupt();
     return true;
   }
   if (batches == 1) {
