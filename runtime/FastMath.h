@@ -44,6 +44,11 @@ inline uint32_t floatToBits(float f) {
   return bits;
 }
 inline float select(bool c, float a, float b) { return c ? a : b; }
+/// max(x, lo) and min(x, hi) as std::fmax and std::fmin give them for a constant bound (a
+/// NaN x gives the bound), written as comparisons: GCC calls libm for std::fmin and
+/// std::fmax, which keeps every loop around them scalar.
+inline float atLeast(float x, float lo) { return x > lo ? x : lo; }
+inline float atMost(float x, float hi) { return x < hi ? x : hi; }
 
 /// 2^n for an integer n in [-126, 127] (no overflow or subnormal checks: callers scale).
 inline float pow2(int32_t n) { return bitsToFloat(static_cast<uint32_t>(n + 127) << 23); }
@@ -52,7 +57,7 @@ inline float pow2(int32_t n) { return bitsToFloat(static_cast<uint32_t>(n + 127)
 /// [-ln2/2, ln2/2], and scaling by 2^n in two steps (so that subnormal results come out
 /// rounded once, not flushed).
 inline float fastExp(float x) {
-  const float clamped = std::fmin(std::fmax(x, -104.0f), 89.0f);
+  const float clamped = atMost(atLeast(x, -104.0f), 89.0f);
   const float n = std::nearbyint(clamped * 1.44269504088896341f); // x / ln 2
   float r = std::fma(n, -0.693359375f, clamped);                     // ln 2, high part (exact)
   r = std::fma(n, 2.12194440e-4f, r);                                // ln 2, low part
@@ -116,7 +121,7 @@ inline float fastTanh(float x) {
   p = std::fma(p, z, 1.33314422036e-1f);
   p = std::fma(p, z, -3.33332819422e-1f);
   const float nearZero = std::fma(p * z, x, x);
-  const float e = fastExp(std::fmin(a + a, 18.0f));
+  const float e = fastExp(atMost(a + a, 18.0f));
   const float far = std::copysign(1.0f - 2.0f / (e + 1.0f), x);
   float result = select(a < 0.625f, nearZero, far);
   result = select(a >= 9.0f, std::copysign(1.0f, x), result);
@@ -134,7 +139,7 @@ inline float fastSigmoid(float x) {
 /// erf x: an odd rational function x P(x²) / Q(x²) on [-4, 4] (a minimax fit of degree
 /// 13 over 8), ±1 beyond.
 inline float fastErf(float x) {
-  const float c = std::fmin(std::fmax(x, -4.0f), 4.0f);
+  const float c = atMost(atLeast(x, -4.0f), 4.0f);
   const float z = c * c;
   float p = -2.72614225801306e-10f;
   p = std::fma(p, z, 2.77068142495902e-08f);

@@ -35,6 +35,13 @@
 #define TSL_ROW_KERNELS(tag, T)                                                                    \
   extern "C" void tsl_k_softmax_##tag(const T* x, T* y, int64_t begin, int64_t end, int64_t n, int64_t inner, \
                                       int32_t log) noexcept {                                      \
+    if (inner == 1) { /* rows along the last axis: a unit stride the vectoriser can see */     \
+      TSL_ROW_LOOP for (int64_t o = begin; o < end; ++o) {                                         \
+        if (log) tsl::rows::logSoftmax<T>(x + o * n, y + o * n, n, 1);                             \
+        else tsl::rows::softmax<T>(x + o * n, y + o * n, n, 1);                                    \
+      }                                                                                            \
+      return;                                                                                      \
+    }                                                                                              \
     TSL_ROW_LOOP for (int64_t o = begin; o < end; ++o)                                                 \
       TSL_ROW_LOOP for (int64_t i = 0; i < inner; ++i) {                                               \
         const int64_t at = o * n * inner + i;                                                      \
@@ -45,12 +52,20 @@
   TSL_KERNEL_EXPORT(tsl_k_softmax_##tag)                                                           \
   extern "C" void tsl_k_logsumexp_##tag(const T* x, T* y, int64_t begin, int64_t end, int64_t n,   \
                                         int64_t inner) noexcept {                                  \
+    if (inner == 1) {                                                                              \
+      TSL_ROW_LOOP for (int64_t o = begin; o < end; ++o) y[o] = tsl::rows::logSumExp<T>(x + o * n, n, 1); \
+      return;                                                                                      \
+    }                                                                                              \
     TSL_ROW_LOOP for (int64_t o = begin; o < end; ++o)                                                 \
       TSL_ROW_LOOP for (int64_t i = 0; i < inner; ++i) y[o * inner + i] = tsl::rows::logSumExp<T>(x + o * n * inner + i, n, inner); \
   }                                                                                                \
   TSL_KERNEL_EXPORT(tsl_k_logsumexp_##tag)                                                         \
   extern "C" void tsl_k_layernorm_##tag(const T* x, T* y, int64_t begin, int64_t end, int64_t n, int64_t inner, \
                                         double eps) noexcept {                                     \
+    if (inner == 1) {                                                                              \
+      TSL_ROW_LOOP for (int64_t o = begin; o < end; ++o) tsl::rows::layerNorm<T>(x + o * n, y + o * n, n, 1, eps); \
+      return;                                                                                      \
+    }                                                                                              \
     TSL_ROW_LOOP for (int64_t o = begin; o < end; ++o)                                                 \
       TSL_ROW_LOOP for (int64_t i = 0; i < inner; ++i) {                                               \
         const int64_t at = o * n * inner + i;                                                      \
