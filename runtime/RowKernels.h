@@ -7,9 +7,11 @@
 // bits. No allocation, no exceptions, no dependencies beyond <cmath>. A row has n
 // elements at `stride` apart; T is float or double (half types compute in float).
 //
-// Softmax, log-softmax and logsumexp read their row twice: one pass finds the maximum and
-// the sum of exponentials together (online: when a block of the row raises the maximum,
-// the sums so far are rescaled), the second writes the normalised values. The sums are
+// Log-softmax and logsumexp read their row twice: one pass finds the maximum and the sum
+// of exponentials together (online: when a block of the row raises the maximum, the sums
+// so far are rescaled), the second writes the normalised values. Softmax of a contiguous
+// row finds the maximum, then stores and sums exp(x - max), then scales the row in cache:
+// one exponential per element instead of two. The sums are
 // kept in kLanes independent partial sums, so the loops vectorise without reassociating.
 // A NaN anywhere makes every result NaN; a maximum of ±inf shifts by 0 instead (inf - inf
 // would be NaN), as a direct evaluation of the formulas does.
@@ -109,6 +111,43 @@ Stats<T> stats(const S* x, int64_t n, int64_t stride) {
 template <typename T>
 void softmax(const T* x, T* y, int64_t n, int64_t stride) {
   if (n == 0) return;
+  if (stride == 1) {
+    // A contiguous row: its maximum; then exp(x - max) stored and summed (one exponential
+    // per element); then the row, in cache, scaled. An infinite maximum or a NaN takes
+    // the general path below, which handles them.
+    // Per-lane maxima and NaN flags, so the loop vectorises.
+    T tops[kLanes];
+    bool nans[kLanes] = {};
+    for (int64_t k = 0; k < kLanes; ++k) tops[k] = x[0];
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int64_t k = 0; k < kLanes; ++k) {
+        nans[k] |= x[i + k] != x[i + k];
+        tops[k] = x[i + k] > tops[k] ? x[i + k] : tops[k];
+      }
+    for (int64_t k = 0; i < n; ++i, ++k) {
+      nans[k] |= x[i] != x[i];
+      tops[k] = x[i] > tops[k] ? x[i] : tops[k];
+    }
+    T top = tops[0];
+    bool nan = false;
+    for (int64_t k = 0; k < kLanes; ++k) {
+      nan |= nans[k];
+      top = tops[k] > top ? tops[k] : top;
+    }
+    if (!nan && top != std::numeric_limits<T>::infinity() && top != -std::numeric_limits<T>::infinity()) {
+      T part[kLanes] = {};
+      int64_t j = 0;
+      for (; j + kLanes <= n; j += kLanes)
+        for (int64_t k = 0; k < kLanes; ++k) part[k] += (y[j + k] = expOf<T>(x[j + k] - top));
+      for (int64_t k = 0; j < n; ++j, ++k) part[k] += (y[j] = expOf<T>(x[j] - top));
+      T sum = 0;
+      for (int64_t k = 0; k < kLanes; ++k) sum += part[k];
+      const T scale = T(1) / sum;
+      for (int64_t r = 0; r < n; ++r) y[r] *= scale;
+      return;
+    }
+  }
   const Stats<T> s = stats<T>(x, n, stride);
   const T scale = s.nan ? std::numeric_limits<T>::quiet_NaN() : T(1) / s.sum;
   for (int64_t j = 0; j < n; ++j) y[j * stride] = expOf<T>(x[j * stride] - s.shift) * scale;
