@@ -4,6 +4,9 @@
 #include "runtime/Interrupt.h"
 
 #include <algorithm>
+#if defined(__x86_64__) || defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 #include <atomic>
 #include <condition_variable>
 #include <cstdlib>
@@ -17,6 +20,50 @@
 namespace tsl {
 
 namespace {
+
+/// The floating-point control state a chunk runs under: the x86 MXCSR's rounding and
+/// denormal bits (FTZ, DAZ), the caller's, so that which thread runs a chunk never changes
+/// its result (docs/cpu-backend.md, "Threads").
+struct FloatMode {
+  unsigned bits = 0;
+  static FloatMode current() {
+#if defined(__x86_64__) || defined(__SSE__)
+    return {_mm_getcsr() & kControl};
+#else
+    return {};
+#endif
+  }
+  static constexpr unsigned kControl = 0xFFC0; ///< every bit but the sticky exception flags
+};
+
+/// Sets a chunk's floating-point mode for its duration (nothing to do when it is this
+/// thread's already).
+class FloatModeScope {
+public:
+  explicit FloatModeScope(FloatMode mode) {
+#if defined(__x86_64__) || defined(__SSE__)
+    saved_ = _mm_getcsr();
+    if ((saved_ & FloatMode::kControl) != mode.bits) {
+      _mm_setcsr((saved_ & ~FloatMode::kControl) | mode.bits);
+      changed_ = true;
+    }
+#else
+    (void)mode;
+#endif
+  }
+  ~FloatModeScope() {
+#if defined(__x86_64__) || defined(__SSE__)
+    if (changed_) _mm_setcsr(saved_);
+#endif
+  }
+  FloatModeScope(const FloatModeScope&) = delete;
+  FloatModeScope& operator=(const FloatModeScope&) = delete;
+
+private:
+  unsigned saved_ = 0;
+  bool changed_ = false;
+};
+
 
 class ThreadPool {
 public:
@@ -144,10 +191,12 @@ void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int
   const int64_t chunks = std::min<int64_t>(n / grain, std::max<int64_t>(int64_t(threads) * 4, n / (grain * 64)));
   const int64_t step = (n + chunks - 1) / chunks;
   const InterruptFlag* flag = currentInterruptFlag();
+  const FloatMode mode = FloatMode::current();
   auto chunkBody = [&](int64_t chunk) {
     const int64_t begin = chunk * step, end = std::min(n, begin + step);
     if (begin >= end) return;
     InterruptScope scope(flag); // the caller's flag, in whichever thread runs the chunk
+    FloatModeScope floats(mode); // and the caller's rounding and denormal modes
     checkInterrupt();
     insideChunk = true;
     struct Reset {

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xmmintrin.h>
 
 #define TSL_HIDDEN __attribute__((visibility("hidden")))
 
@@ -39,7 +40,8 @@ struct job {
   tsl_body body;
   void* data;
   int64_t n, grain;
-  int64_t next; /* the first index not yet taken (atomic) */
+  int64_t next;  /* the first index not yet taken (atomic) */
+  unsigned mode; /* the caller's MXCSR control bits (rounding, FTZ, DAZ) */
 };
 
 static void run_chunks(struct job* job) {
@@ -52,7 +54,10 @@ static void run_chunks(struct job* job) {
 }
 
 static void* worker(void* arg) {
-  run_chunks((struct job*)arg);
+  struct job* job = (struct job*)arg;
+  /* The caller's floating-point mode, so a chunk's result does not depend on its thread. */
+  _mm_setcsr((_mm_getcsr() & ~0xFFC0u) | job->mode);
+  run_chunks(job);
   return NULL;
 }
 
@@ -67,7 +72,7 @@ TSL_HIDDEN int32_t tsl_parallel_for(tsl_context* context, int64_t n, int64_t gra
   int64_t chunks = (n + grain - 1) / grain;
   int threads = thread_count();
   if (threads > chunks) threads = (int)chunks;
-  struct job job = {body, data, n, grain, 0};
+  struct job job = {body, data, n, grain, 0, _mm_getcsr() & 0xFFC0u};
   pthread_t started[1024];
   int count = 0;
   for (int i = 1; i < threads; ++i) {
