@@ -310,21 +310,33 @@ llvm::Value* FunctionCodegen::interruptFlag() {
 }
 
 void FunctionCodegen::pollInterrupt() {
-  llvm::LLVMContext& c = context();
-  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
-  llvm::Value* flag = b_.CreateLoad(ptr, b_.CreateStructGEP(contextType(c), context_, 0), "interrupt");
-  llvm::BasicBlock* read = llvm::BasicBlock::Create(c, "interrupt.read", fn_);
-  llvm::BasicBlock* stop = llvm::BasicBlock::Create(c, "interrupted", fn_);
-  llvm::BasicBlock* go = llvm::BasicBlock::Create(c, "interrupt.clear", fn_);
-  b_.CreateCondBr(b_.CreateIsNull(flag), go, read);
-  b_.SetInsertPoint(read);
-  llvm::LoadInst* set = b_.CreateLoad(b_.getInt8Ty(), flag);
-  set->setAtomic(llvm::AtomicOrdering::Monotonic);
-  set->setVolatile(true);
-  b_.CreateCondBr(b_.CreateICmpNE(set, b_.getInt8(0)), stop, go, llvm::MDBuilder(c).createBranchWeights(1, 1 << 20));
+  llvm::BasicBlock* stop = llvm::BasicBlock::Create(context(), "interrupted", fn_);
+  llvm::BasicBlock* go = llvm::BasicBlock::Create(context(), "interrupt.clear", fn_);
+  b_.CreateCondBr(interruptSet(b_, interruptFlag()), stop, go,
+                  llvm::MDBuilder(context()).createBranchWeights(1, 1 << 20));
   b_.SetInsertPoint(stop);
   b_.CreateRet(i32(2)); // TSL_ERROR_INTERRUPTED
   b_.SetInsertPoint(go);
+}
+
+llvm::Value* interruptSet(llvm::IRBuilder<>& b, llvm::Value* flag) {
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::LLVMContext& c = fn->getContext();
+  llvm::BasicBlock* before = b.GetInsertBlock();
+  llvm::BasicBlock* read = llvm::BasicBlock::Create(c, "interrupt.read", fn);
+  llvm::BasicBlock* checked = llvm::BasicBlock::Create(c, "interrupt.checked", fn);
+  b.CreateCondBr(b.CreateIsNull(flag), checked, read);
+  b.SetInsertPoint(read);
+  llvm::LoadInst* value = b.CreateLoad(b.getInt8Ty(), flag);
+  value->setAtomic(llvm::AtomicOrdering::Monotonic);
+  value->setVolatile(true);
+  llvm::Value* set = b.CreateICmpNE(value, b.getInt8(0));
+  b.CreateBr(checked);
+  b.SetInsertPoint(checked);
+  llvm::PHINode* result = b.CreatePHI(b.getInt1Ty(), 2);
+  result->addIncoming(b.getFalse(), before);
+  result->addIncoming(set, read);
+  return result;
 }
 
 void FunctionCodegen::copyBytes(llvm::Value* dst, llvm::Value* src, int64_t bytes) {

@@ -232,4 +232,12 @@ private:
   std::unordered_map<const ir::Value*, llvm::AllocaInst*> slots_;
 };
 
+/// for (i = from; i < to; ++i) body(i) at b's insertion point, left scalar (a loop with
+/// loops or calls inside).
+void outerLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
+               const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body);
+/// Whether the interrupt flag behind `flag` (the context's pointer, which may be null) is
+/// set, read at b's insertion point: an i1.
+llvm::Value* interruptSet(llvm::IRBuilder<>& b, llvm::Value* flag);
+
 } // namespace tsl::compiler::cpu

@@ -66,11 +66,6 @@ void forLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
   b.SetInsertPoint(exit);
 }
 
-/// A loop with loops inside: left scalar.
-void outerLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
-               const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body) {
-  forLoop(b, from, to, body, false);
-}
 
 /// Nested loops over `sizes`, the first from `begin` to `end`, the others whole.
 void forNest(llvm::IRBuilder<>& b, const std::vector<int64_t>& sizes, llvm::Value* begin, llvm::Value* end,
@@ -565,6 +560,11 @@ LoopNest FunctionCodegen::nestForRegion(const ir::Operation& fusedOp, const ir::
     for (const ir::Value* v : op->operands()) used.insert(v);
   std::erase_if(nest.leaves, [&](const auto& l) { return !used.count(l.first); });
   return nest;
+}
+
+void outerLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
+               const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body) {
+  forLoop(b, from, to, body, false);
 }
 
 } // namespace tsl::compiler::cpu

@@ -166,37 +166,25 @@ bool packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int
     const GemmTiling tiling = gemmTiling(m, k, n, plan, 1);
     g.parallel(tiling.chunks(), 1, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out, g.interruptFlag()},
                [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-                 llvm::Function* fn = ib.GetInsertBlock()->getParent();
-                 llvm::LLVMContext& c = fn->getContext();
-                 llvm::BasicBlock* before = ib.GetInsertBlock();
-                 llvm::BasicBlock* loop = llvm::BasicBlock::Create(c, "tile", fn);
-                 llvm::BasicBlock* read = llvm::BasicBlock::Create(c, "tile.interrupt", fn);
-                 llvm::BasicBlock* work = llvm::BasicBlock::Create(c, "tile.work", fn);
-                 llvm::BasicBlock* done = llvm::BasicBlock::Create(c, "tile.end", fn);
-                 ib.CreateBr(loop);
-                 ib.SetInsertPoint(loop);
-                 llvm::PHINode* tile = ib.CreatePHI(ib.getInt64Ty(), 2);
-                 tile->addIncoming(begin, before);
-                 // Each tile first polls the interrupt flag; the caller polls it after.
-                 ib.CreateCondBr(ib.CreateIsNull(got[3]), work, read);
-                 ib.SetInsertPoint(read);
-                 llvm::LoadInst* set = ib.CreateLoad(ib.getInt8Ty(), got[3]);
-                 set->setAtomic(llvm::AtomicOrdering::Monotonic);
-                 set->setVolatile(true);
-                 ib.CreateCondBr(ib.CreateICmpNE(set, ib.getInt8(0)), done, work);
-                 ib.SetInsertPoint(work);
-                 auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
-                 auto min = [&](llvm::Value* x, llvm::Value* y) { return ib.CreateSelect(ib.CreateICmpSLT(x, y), x, y); };
-                 llvm::Value* row = ib.CreateMul(ib.CreateUDiv(tile, i64(tiling.colChunks)), i64(tiling.rowBlock));
-                 llvm::Value* col = ib.CreateMul(ib.CreateURem(tile, i64(tiling.colChunks)), i64(tiling.colBlock));
-                 llvm::Value* rows = min(i64(tiling.rowBlock), ib.CreateSub(i64(m), row));
-                 llvm::Value* colEnd = min(i64(n), ib.CreateAdd(col, i64(tiling.colBlock)));
-                 callRows(ib, ib.CreateInBoundsGEP(t, got[0], ib.CreateMul(row, i64(k))), got[1],
-                          ib.CreateInBoundsGEP(t, got[2], ib.CreateMul(row, i64(n))), rows, col, colEnd);
-                 llvm::Value* next = ib.CreateAdd(tile, i64(1));
-                 tile->addIncoming(next, ib.GetInsertBlock());
-                 ib.CreateCondBr(ib.CreateICmpSLT(next, end), loop, done);
-                 ib.SetInsertPoint(done);
+                 outerLoop(ib, begin, end, [&](llvm::IRBuilder<>& lb, llvm::Value* tile) {
+                   // Each tile first polls the interrupt flag (skipping its work once set);
+                   // the caller polls it after the loop.
+                   llvm::Function* fn = lb.GetInsertBlock()->getParent();
+                   llvm::BasicBlock* work = llvm::BasicBlock::Create(fn->getContext(), "tile.work", fn);
+                   llvm::BasicBlock* next = llvm::BasicBlock::Create(fn->getContext(), "tile.next", fn);
+                   lb.CreateCondBr(interruptSet(lb, got[3]), next, work);
+                   lb.SetInsertPoint(work);
+                   auto i64 = [&](int64_t v) { return lb.getInt64(static_cast<uint64_t>(v)); };
+                   auto min = [&](llvm::Value* x, llvm::Value* y) { return lb.CreateSelect(lb.CreateICmpSLT(x, y), x, y); };
+                   llvm::Value* row = lb.CreateMul(lb.CreateUDiv(tile, i64(tiling.colChunks)), i64(tiling.rowBlock));
+                   llvm::Value* col = lb.CreateMul(lb.CreateURem(tile, i64(tiling.colChunks)), i64(tiling.colBlock));
+                   llvm::Value* rows = min(i64(tiling.rowBlock), lb.CreateSub(i64(m), row));
+                   llvm::Value* colEnd = min(i64(n), lb.CreateAdd(col, i64(tiling.colBlock)));
+                   callRows(lb, lb.CreateInBoundsGEP(t, got[0], lb.CreateMul(row, i64(k))), got[1],
+                            lb.CreateInBoundsGEP(t, got[2], lb.CreateMul(row, i64(n))), rows, col, colEnd);
+                   lb.CreateBr(next);
+                   lb.SetInsertPoint(next);
+                 });
                });
     g.pollInterrupt();
     return true;
@@ -219,23 +207,12 @@ bool packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int
   const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 22) / std::max<int64_t>(1, m * n * k));
   g.parallel(batches, grain, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
              [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-               llvm::Function* fn = ib.GetInsertBlock()->getParent();
-               llvm::LLVMContext& c = fn->getContext();
-               llvm::BasicBlock* before = ib.GetInsertBlock();
-               llvm::BasicBlock* loop = llvm::BasicBlock::Create(c, "batch", fn);
-               llvm::BasicBlock* done = llvm::BasicBlock::Create(c, "batch.end", fn);
-               ib.CreateBr(loop);
-               ib.SetInsertPoint(loop);
-               llvm::PHINode* i = ib.CreatePHI(ib.getInt64Ty(), 2);
-               i->addIncoming(begin, before);
-               auto [offA, offB] = batchOffsets(ib, i, batch, strideA, strideB);
-               llvm::Value* offC = ib.CreateMul(i, ib.getInt64(static_cast<uint64_t>(m * n)));
-               call(ib, ib.CreateInBoundsGEP(t, got[0], offA), ib.CreateInBoundsGEP(t, got[1], offB),
-                    ib.CreateInBoundsGEP(t, got[2], offC), ib.getInt64(0), ib.getInt64(static_cast<uint64_t>(n)));
-               llvm::Value* next = ib.CreateAdd(i, ib.getInt64(1));
-               i->addIncoming(next, ib.GetInsertBlock());
-               ib.CreateCondBr(ib.CreateICmpSLT(next, end), loop, done);
-               ib.SetInsertPoint(done);
+               outerLoop(ib, begin, end, [&](llvm::IRBuilder<>& lb, llvm::Value* i) {
+                 auto [offA, offB] = batchOffsets(lb, i, batch, strideA, strideB);
+                 llvm::Value* offC = lb.CreateMul(i, lb.getInt64(static_cast<uint64_t>(m * n)));
+                 call(lb, lb.CreateInBoundsGEP(t, got[0], offA), lb.CreateInBoundsGEP(t, got[1], offB),
+                      lb.CreateInBoundsGEP(t, got[2], offC), lb.getInt64(0), lb.getInt64(static_cast<uint64_t>(n)));
+               });
              });
   return true;
 }
@@ -285,26 +262,14 @@ bool matmul(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   g.parallel(batches, std::max<int64_t>(1, grain / std::max<int64_t>(m, 1)),
              {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
              [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-               llvm::Function* fn = ib.GetInsertBlock()->getParent();
-               llvm::LLVMContext& c = fn->getContext();
-               llvm::BasicBlock* before = ib.GetInsertBlock();
-               llvm::BasicBlock* loop = llvm::BasicBlock::Create(c, "batch", fn);
-               llvm::BasicBlock* done = llvm::BasicBlock::Create(c, "batch.end", fn);
-               ib.CreateBr(loop);
-               ib.SetInsertPoint(loop);
-               llvm::PHINode* i = ib.CreatePHI(ib.getInt64Ty(), 2);
-               i->addIncoming(begin, before);
-               auto [offA, offB] = batchOffsets(ib, i, batch, strideA, strideB);
-               llvm::Value* offC = ib.CreateMul(i, ib.getInt64(static_cast<uint64_t>(m * n)));
-               ib.CreateCall(gemm, {ib.CreateInBoundsGEP(t, got[0], offA), ib.CreateInBoundsGEP(t, got[1], offB),
-                                    ib.CreateInBoundsGEP(t, got[2], offC), ib.getInt64(static_cast<uint64_t>(n)),
-                                    ib.getInt64(static_cast<uint64_t>(k)), ib.getInt64(static_cast<uint64_t>(k)),
-                                    ib.getInt64(static_cast<uint64_t>(n)), ib.getInt64(static_cast<uint64_t>(n)),
-                                    ib.getInt64(0), ib.getInt64(static_cast<uint64_t>(m))});
-               llvm::Value* next = ib.CreateAdd(i, ib.getInt64(1));
-               i->addIncoming(next, ib.GetInsertBlock());
-               ib.CreateCondBr(ib.CreateICmpSLT(next, end), loop, done);
-               ib.SetInsertPoint(done);
+               outerLoop(ib, begin, end, [&](llvm::IRBuilder<>& lb, llvm::Value* i) {
+                 auto [offA, offB] = batchOffsets(lb, i, batch, strideA, strideB);
+                 llvm::Value* offC = lb.CreateMul(i, lb.getInt64(static_cast<uint64_t>(m * n)));
+                 auto i64 = [&](int64_t v) { return lb.getInt64(static_cast<uint64_t>(v)); };
+                 lb.CreateCall(gemm, {lb.CreateInBoundsGEP(t, got[0], offA), lb.CreateInBoundsGEP(t, got[1], offB),
+                                      lb.CreateInBoundsGEP(t, got[2], offC), i64(n), i64(k), i64(k), i64(n), i64(n),
+                                      i64(0), i64(m)});
+               });
              });
   return true;
 }
