@@ -245,6 +245,16 @@ int dispatch(const Options& options) {
   }
 }
 
+/// Whether `name` is a registered pass; if not, says so on stderr with the list.
+bool knownPass(const std::string& name) {
+  const std::vector<std::string> names = tsl::compiler::passNames();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return true;
+  std::cerr << "tsl: unknown pass '" << name << "' (passes:";
+  for (const std::string& n : names) std::cerr << " " << n;
+  std::cerr << ")\n";
+  return false;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -297,13 +307,7 @@ int main(int argc, char** argv) {
     };
     std::string text;
     if (value("--print-ir-after", text)) {
-      const std::vector<std::string> names = tsl::compiler::passNames();
-      if (std::find(names.begin(), names.end(), text) == names.end()) {
-        std::cerr << "tsl: unknown pass '" << text << "' (passes:";
-        for (const std::string& n : names) std::cerr << " " << n;
-        std::cerr << ")\n";
-        return 2;
-      }
+      if (!knownPass(text)) return 2;
       options.debug.printAfter.insert(text);
       continue;
     }
@@ -337,13 +341,7 @@ int main(int argc, char** argv) {
     }
     if (value("--target-cpu", options.emitOptions.cpu)) continue;
     if (value("--pass", text)) {
-      const std::vector<std::string> names = tsl::compiler::passNames();
-      if (std::find(names.begin(), names.end(), text) == names.end()) {
-        std::cerr << "tsl: unknown pass '" << text << "' (passes:";
-        for (const std::string& n : names) std::cerr << " " << n;
-        std::cerr << ")\n";
-        return 2;
-      }
+      if (!knownPass(text)) return 2;
       options.emitOptions.passes.push_back(text);
       continue;
     }
