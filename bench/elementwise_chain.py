@@ -17,44 +17,22 @@ import tempfile
 
 import numpy as np
 
-from measure import cpu_model, timed, tsl_timings
+from measure import build_cxx, cpu_model, timed, tsl_timings
 
 CXX = r"""
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <random>
-#include <thread>
-#include <vector>
-
 int main(int argc, char** argv) {
   const long n = std::atol(argv[1]);
-  const int threads = std::atoi(argv[2]), runs = 9;
+  const int threads = std::atoi(argv[2]);
   std::vector<float> a(n), b(n), c(n), out(n);
   std::mt19937 random(0);
   std::normal_distribution<float> normal;
   for (long i = 0; i < n; ++i) a[i] = normal(random), b[i] = normal(random), c[i] = normal(random);
-  auto chunk = [&](long begin, long end) {
-    for (long i = begin; i < end; ++i) out[i] = std::tanh(a[i] * b[i] + c[i]);
-  };
-  auto run = [&] {
-    std::vector<std::thread> pool;
-    const long step = (n + threads - 1) / threads;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(chunk, t * step, std::min(n, (t + 1) * step));
-    chunk(0, std::min(n, step));
-    for (auto& t : pool) t.join();
-  };
-  run();
-  std::vector<double> times;
-  for (int r = 0; r < runs; ++r) {
-    const auto start = std::chrono::steady_clock::now();
-    run();
-    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  std::sort(times.begin(), times.end());
-  std::printf("%.9f %f\n", times[runs / 2], out[n / 2]);
+  const double seconds = medianSeconds(9, [&] {
+    splitRun(n, threads, [&](long begin, long end) {
+      for (long i = begin; i < end; ++i) out[i] = std::tanh(a[i] * b[i] + c[i]);
+    });
+  });
+  std::printf("%.9f %f\n", seconds, out[n / 2]);
 }
 """
 
@@ -67,10 +45,7 @@ def main():
     cores = os.cpu_count() or 1
     print(f"CPU: {cpu_model()}; tanh(a*b + c) over {n} f32")
     with tempfile.TemporaryDirectory() as scratch:
-        source, binary = os.path.join(scratch, "chain.cpp"), os.path.join(scratch, "chain")
-        with open(source, "w") as f:
-            f.write(CXX)
-        subprocess.run(["g++", "-O3", "-march=native", "-std=c++17", "-pthread", source, "-o", binary], check=True)
+        binary = build_cxx(CXX, scratch, "chain")
 
         def cxx(threads):
             return float(subprocess.run([binary, str(n), str(threads)], check=True, capture_output=True,

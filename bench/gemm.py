@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-from measure import cpu_model, tsl_timings
+from measure import build_cxx, cpu_model, tsl_timings
 
 PEAK = r"""
 #include <chrono>
@@ -95,10 +95,7 @@ def main():
     coretype = best_coretype()
     print(f"CPU: {cpu_model()}; sgemm f32[N,N] @ f32[N,N]; OPENBLAS_CORETYPE={coretype} is the tuned peer")
     with tempfile.TemporaryDirectory() as scratch:
-        source, binary = os.path.join(scratch, "peak.cpp"), os.path.join(scratch, "peak")
-        with open(source, "w") as f:
-            f.write(PEAK)
-        subprocess.run(["g++", "-O3", "-march=native", "-std=c++17", "-pthread", source, "-o", binary], check=True)
+        binary = build_cxx(PEAK, scratch, "peak")
         script = os.path.join(scratch, "openblas.py")
         with open(script, "w") as f:
             f.write(OPENBLAS)

@@ -1,5 +1,5 @@
 """bench/measure.py — what every benchmark script shares: the CPU's name, timing a Python
-callable, and running a TSL benchmark program that times itself.
+callable, running a TSL benchmark program that times itself, and building a C++ peer.
 
 A TSL benchmark program prints one line per workload and run, "name size nanoseconds"
 (measured with now-ns around the work, so start-up is not counted)."""
@@ -47,3 +47,51 @@ def tsl_timings(tsl, program, *args, options=(), env=None):
             name, _, ns = line.split()
             times.setdefault(name, []).append(int(ns) / 1e9)
     return {name: statistics.median(t) for name, t in times.items()}
+
+
+CXX_HARNESS = r"""
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <thread>
+#include <vector>
+
+// chunk(begin, end) over [0, n), split into `threads` parts on std::threads (the caller
+// runs the first), as TSL's pool splits a loop.
+template <class F>
+void splitRun(long n, int threads, F chunk) {
+  std::vector<std::thread> pool;
+  const long step = (n + threads - 1) / threads;
+  for (int t = 1; t < threads; ++t)
+    if (t * step < n) pool.emplace_back(chunk, t * step, std::min(n, (t + 1) * step));
+  chunk(0, std::min(n, step));
+  for (auto& t : pool) t.join();
+}
+
+// The median seconds of `runs` calls of fn, after one call to warm up.
+template <class F>
+double medianSeconds(int runs, F fn) {
+  fn();
+  std::vector<double> times;
+  for (int r = 0; r < runs; ++r) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[runs / 2];
+}
+"""
+
+
+def build_cxx(source, scratch, name, flags=()):
+    """Builds CXX_HARNESS followed by SOURCE with g++ -O3 -march=native (and FLAGS) in
+    SCRATCH; returns the executable's path."""
+    path, binary = os.path.join(scratch, name + ".cpp"), os.path.join(scratch, name)
+    with open(path, "w") as f:
+        f.write(CXX_HARNESS + source)
+    subprocess.run(["g++", "-O3", "-march=native", *flags, "-std=c++17", "-pthread", path, "-o", binary], check=True)
+    return binary

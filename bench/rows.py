@@ -17,17 +17,9 @@ import subprocess
 import sys
 import tempfile
 
-from measure import cpu_model, tsl_timings
+from measure import build_cxx, cpu_model, tsl_timings
 
 CXX = r"""
-#include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <random>
-#include <thread>
-#include <vector>
 
 void softmax(const float* x, float* y, long rows, long n) {
   for (long r = 0; r < rows; ++r, x += n, y += n) {
@@ -52,33 +44,19 @@ void layerNorm(const float* x, float* y, long rows, long n) {
 
 int main(int argc, char** argv) {
   const long rows = std::atol(argv[1]), n = std::atol(argv[2]);
-  const int threads = std::atoi(argv[3]), runs = 9;
+  const int threads = std::atoi(argv[3]);
   std::vector<float> x(rows * n), y(rows * n);
   std::mt19937 random(0);
   std::normal_distribution<float> normal;
   for (auto& v : x) v = normal(random);
   for (int which = 0; which < 2; ++which) {
-    auto run = [&] {
-      std::vector<std::thread> pool;
-      const long step = (rows + threads - 1) / threads;
-      auto chunk = [&](long begin, long end) {
-        if (begin >= end) return;
+    const double seconds = medianSeconds(9, [&] {
+      splitRun(rows, threads, [&](long begin, long end) {
         if (which == 0) softmax(x.data() + begin * n, y.data() + begin * n, end - begin, n);
         else layerNorm(x.data() + begin * n, y.data() + begin * n, end - begin, n);
-      };
-      for (int t = 1; t < threads; ++t) pool.emplace_back(chunk, t * step, std::min(rows, (t + 1) * step));
-      chunk(0, std::min(rows, step));
-      for (auto& t : pool) t.join();
-    };
-    run();
-    std::vector<double> times;
-    for (int r = 0; r < runs; ++r) {
-      const auto start = std::chrono::steady_clock::now();
-      run();
-      times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::sort(times.begin(), times.end());
-    std::printf("%.9f %f\n", times[runs / 2], y[n / 2]);
+      });
+    });
+    std::printf("%.9f %f\n", seconds, y[n / 2]);
   }
 }
 """
@@ -92,11 +70,7 @@ def main():
     cores = os.cpu_count() or 1
     print(f"CPU: {cpu_model()}; softmax and layer-norm over the rows of f32[{rows},{cols}]")
     with tempfile.TemporaryDirectory() as scratch:
-        source, binary = os.path.join(scratch, "rows.cpp"), os.path.join(scratch, "rows")
-        with open(source, "w") as f:
-            f.write(CXX)
-        subprocess.run(["g++", "-O3", "-march=native", "-ffast-math", "-std=c++17", "-pthread", source, "-o", binary],
-                       check=True)
+        binary = build_cxx(CXX, scratch, "rows", ["-ffast-math"])
         print(f"{'threads':<8}{'softmax TSL':>13}{'C++':>11}{'ratio':>7}{'layer-norm TSL':>16}{'C++':>11}{'ratio':>7}")
         for threads in sorted({1, cores}):
             env = dict(os.environ, TSL_NUM_THREADS=str(threads))
