@@ -98,9 +98,8 @@ namespace {
 /// C[rows begin..end) = A · B: row-major with unit column strides. A tile of kRows rows
 /// by kColumns columns of C is accumulated in registers over the whole of k, reading a
 /// row segment of B and broadcasting one element of A per row for each step of k; edge
-/// tiles take the same loops with smaller bounds. (A stopgap: the CPU performance work
-/// packs both operands and generates the micro-kernel for the CPU. Integers wrap: the
-/// library is built with -fwrapv.)
+/// tiles take the same loops with smaller bounds. Integer matmul runs it (integers wrap:
+/// the library is built with -fwrapv), and packedGemm when it has no memory to pack.
 template <typename T>
 void gemm(const T* a, const T* b, T* c, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, int64_t begin,
           int64_t end) {
@@ -151,7 +150,8 @@ struct GemmBlocking {
 /// of B (held in L1) and each panel of A (streamed from L2) the micro-kernel computes an
 /// mr×nr tile of C, accumulating over the k blocks.
 /// Panels are zero-padded, so edge tiles run the same micro-kernel into a scratch tile.
-/// The packing buffers are allocated once per call (64-byte aligned).
+/// The packing buffers are allocated once per call (64-byte aligned); without memory for
+/// them the unpacked loop below computes the same product.
 template <typename T>
 #if defined(__clang__) // calls generated code, which has no UBSan function signature
 __attribute__((no_sanitize("function")))
@@ -171,8 +171,9 @@ void packedGemm(const T* a, const T* b, T* c, int64_t m, int64_t k, int64_t lda,
   T* ap = static_cast<T*>(std::aligned_alloc(64, bytes(mcMax * kcMax)));
   T* bp = static_cast<T*>(std::aligned_alloc(64, bytes(ncMax * kcMax)));
   T* tile = static_cast<T*>(std::aligned_alloc(64, bytes(g.mr * g.nr)));
-  if (!ap || !bp || !tile) {
+  if (!ap || !bp || !tile) { // no memory to pack into: the unpacked loop, never a wrong answer
     std::free(ap), std::free(bp), std::free(tile);
+    gemm<T>(a, b + colBegin, c + colBegin, colEnd - colBegin, k, lda, ldb, ldc, 0, m);
     return;
   }
   for (int64_t jc = colBegin; jc < colEnd; jc += g.nc) {
