@@ -150,8 +150,8 @@ struct GemmBlocking {
 /// of B (held in L1) and each panel of A (streamed from L2) the micro-kernel computes an
 /// mr×nr tile of C, accumulating over the k blocks.
 /// Panels are zero-padded, so edge tiles run the same micro-kernel into a scratch tile.
-/// The packing buffers are allocated once per call (64-byte aligned); without memory for
-/// them the unpacked loop below computes the same product.
+/// The packing buffers are allocated once per call (64-byte aligned; on the stack for
+/// small products); without memory for them the unpacked gemm above computes the product.
 template <typename T>
 #if defined(__clang__) // calls generated code, which has no UBSan function signature
 __attribute__((no_sanitize("function")))
@@ -168,14 +168,17 @@ void packedGemm(const T* a, const T* b, T* c, int64_t m, int64_t k, int64_t lda,
   const int64_t mcMax = (std::min(g.mc, m) + g.mr - 1) / g.mr * g.mr;
   const int64_t ncMax = (std::min(g.nc, colEnd - colBegin) + g.nr - 1) / g.nr * g.nr;
   auto bytes = [](int64_t n) { return static_cast<size_t>((n * static_cast<int64_t>(sizeof(T)) + 63) / 64 * 64); };
-  T* ap = static_cast<T*>(std::aligned_alloc(64, bytes(mcMax * kcMax)));
-  T* bp = static_cast<T*>(std::aligned_alloc(64, bytes(ncMax * kcMax)));
-  T* tile = static_cast<T*>(std::aligned_alloc(64, bytes(g.mr * g.nr)));
-  if (!ap || !bp || !tile) { // no memory to pack into: the unpacked loop, never a wrong answer
-    std::free(ap), std::free(bp), std::free(tile);
+  // Small products pack into the stack (a heap allocation would cost as much as them).
+  const size_t need = bytes(mcMax * kcMax) + bytes(ncMax * kcMax) + bytes(g.mr * g.nr);
+  alignas(64) char local[16384];
+  char* memory = need <= sizeof local ? local : static_cast<char*>(std::aligned_alloc(64, need));
+  if (!memory) { // no memory to pack into: the unpacked loop, never a wrong answer
     gemm<T>(a, b + colBegin, c + colBegin, colEnd - colBegin, k, lda, ldb, ldc, 0, m);
     return;
   }
+  T* ap = reinterpret_cast<T*>(memory);
+  T* bp = reinterpret_cast<T*>(memory + bytes(mcMax * kcMax));
+  T* tile = reinterpret_cast<T*>(memory + bytes(mcMax * kcMax) + bytes(ncMax * kcMax));
   for (int64_t jc = colBegin; jc < colEnd; jc += g.nc) {
     const int64_t nc = std::min(g.nc, colEnd - jc);
     for (int64_t pc = 0; pc < k; pc += g.kc) {
@@ -221,9 +224,7 @@ void packedGemm(const T* a, const T* b, T* c, int64_t m, int64_t k, int64_t lda,
       }
     }
   }
-  std::free(ap);
-  std::free(bp);
-  std::free(tile);
+  if (memory != local) std::free(memory);
 }
 
 /// take along an axis: out[o, k, i] = x[o, idx[k], i] (negative indices from the end).
