@@ -16,52 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-from measure import build_cxx, cpu_model, tsl_timings
-
-PEAK = r"""
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <thread>
-#include <vector>
-#if defined(__AVX512F__)
-constexpr int kLanes = 16;
-#elif defined(__AVX__)
-constexpr int kLanes = 8;
-#else
-constexpr int kLanes = 4;
-#endif
-typedef float vec __attribute__((vector_size(kLanes * 4)));
-
-// 12 independent accumulators hide the FMA latency on every x86 core we know.
-double chain(long iterations) {
-  vec acc[12], x, y;
-  for (int i = 0; i < kLanes; ++i) x[i] = 1.0f + 1e-7f * i, y[i] = 0.999999f;
-  for (auto& a : acc) a = x;
-  for (long it = 0; it < iterations; ++it)
-    for (auto& a : acc) a = a * y + x;
-  float s = 0;
-  for (auto& a : acc) for (int i = 0; i < kLanes; ++i) s += a[i];
-  return s;
-}
-
-int main(int argc, char** argv) {
-  const int threads = std::atoi(argv[1]);
-  const long iterations = std::atol(argv[2]);
-  double best = 0;
-  for (int r = 0; r < 5; ++r) {
-    std::vector<std::thread> pool;
-    std::vector<double> sink(threads);
-    const auto start = std::chrono::steady_clock::now();
-    for (int t = 0; t < threads; ++t) pool.emplace_back([&, t] { sink[t] = chain(iterations); });
-    for (auto& t : pool) t.join();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double flops = 2.0 * kLanes * 12 * iterations * threads / s;
-    if (flops > best) best = flops;
-  }
-  std::printf("%.6e %d\n", best, kLanes);
-}
-"""
+from measure import cpu_model, fma_peak, tsl_timings
 
 OPENBLAS = r"""
 import sys, time, statistics
@@ -95,15 +50,10 @@ def main():
     coretype = best_coretype()
     print(f"CPU: {cpu_model()}; sgemm f32[N,N] @ f32[N,N]; OPENBLAS_CORETYPE={coretype} is the tuned peer")
     with tempfile.TemporaryDirectory() as scratch:
-        binary = build_cxx(PEAK, scratch, "peak")
         script = os.path.join(scratch, "openblas.py")
         with open(script, "w") as f:
             f.write(OPENBLAS)
-
-        def peak(threads):
-            out = subprocess.run([binary, str(threads), "20000" if smoke else "20000000"], check=True,
-                                 capture_output=True, text=True).stdout.split()
-            return float(out[0])
+        peak = fma_peak(scratch, smoke)
 
         def openblas(n, threads, core=None):
             env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))

@@ -95,3 +95,63 @@ def build_cxx(source, scratch, name, flags=()):
         f.write(CXX_HARNESS + source)
     subprocess.run(["g++", "-O3", "-march=native", *flags, "-std=c++17", "-pthread", path, "-o", binary], check=True)
     return binary
+
+
+# The machine's FMA peak: independent vector FMA chains per thread (g++ -O3 -march=native),
+# 2 flops per lane per FMA; the best of 5 runs.
+PEAK = r"""
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+#if defined(__AVX512F__)
+constexpr int kLanes = 16;
+#elif defined(__AVX__)
+constexpr int kLanes = 8;
+#else
+constexpr int kLanes = 4;
+#endif
+typedef float vec __attribute__((vector_size(kLanes * 4)));
+
+// 12 independent accumulators hide the FMA latency on every x86 core we know.
+double chain(long iterations) {
+  vec acc[12], x, y;
+  for (int i = 0; i < kLanes; ++i) x[i] = 1.0f + 1e-7f * i, y[i] = 0.999999f;
+  for (auto& a : acc) a = x;
+  for (long it = 0; it < iterations; ++it)
+    for (auto& a : acc) a = a * y + x;
+  float s = 0;
+  for (auto& a : acc) for (int i = 0; i < kLanes; ++i) s += a[i];
+  return s;
+}
+
+int main(int argc, char** argv) {
+  const int threads = std::atoi(argv[1]);
+  const long iterations = std::atol(argv[2]);
+  double best = 0;
+  for (int r = 0; r < 5; ++r) {
+    std::vector<std::thread> pool;
+    std::vector<double> sink(threads);
+    const auto start = std::chrono::steady_clock::now();
+    for (int t = 0; t < threads; ++t) pool.emplace_back([&, t] { sink[t] = chain(iterations); });
+    for (auto& t : pool) t.join();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double flops = 2.0 * kLanes * 12 * iterations * threads / s;
+    if (flops > best) best = flops;
+  }
+  std::printf("%.6e %d\n", best, kLanes);
+}
+"""
+
+
+
+def fma_peak(scratch, smoke=False):
+    """A function of a thread count giving the measured FMA peak in flop/s (f32)."""
+    binary = build_cxx(PEAK, scratch, "peak")
+
+    def peak(threads):
+        out = subprocess.run([binary, str(threads), "20000" if smoke else "20000000"], check=True,
+                             capture_output=True, text=True).stdout.split()
+        return float(out[0])
+    return peak

@@ -1,6 +1,7 @@
 // runtime/NeuralNet.cpp — conv2d as im2col + matrix product; max and average pooling.
 //
-// conv2d turns convolution into Eigen's matrix product: for one image, the weights are an
+// conv2d of f32 and f64 runs the provider a higher layer installs (the :cpu backend's
+// packed convolution); otherwise, and for halves, it turns convolution into Eigen's matrix product: for one image, the weights are an
 // O x (C*Kh*Kw) matrix and the input windows, unrolled into columns ("im2col"), a
 // (C*Kh*Kw) x (Ho*Wo) matrix whose product is the image's output, already in NCHW order.
 // The unrolled matrix is C*Kh*Kw times larger than the image, so it is built a block of
@@ -17,6 +18,7 @@
 
 #include <Eigen/Core>
 #include <algorithm>
+#include <atomic>
 #include <limits>
 #include <memory>
 #include <string>
@@ -126,13 +128,9 @@ Shape poolOutputShape(const char* op, const Shape& x, const Pool2dAttrs& attrs,
   return Shape{x[0], x[1], ho, wo};
 }
 
-/// Sizes of one convolution or pooling, all checked (for pooling, o == c).
-struct Geometry {
-  int64_t n, c, h, w; ///< input
-  int64_t o;          ///< output channels
-  int64_t kh, kw, sh, sw, ph, pw;
-  int64_t ho, wo; ///< output
-};
+using Geometry = ConvGeometry;
+
+std::atomic<ConvProvider> convProvider{nullptr};
 
 Geometry geometry(const Shape& x, const Shape& out, const std::array<int64_t, 2>& kernel,
                   const std::array<int64_t, 2>& stride, const std::array<int64_t, 2>& padding) {
@@ -196,6 +194,11 @@ Tensor convolve(const Tensor& xView, const Tensor& wView, const Geometry& g,
     return out;
   }
   const Tensor x = contiguous(xView), w = contiguous(wView);
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (ConvProvider provider = convProvider.load(std::memory_order_acquire);
+        provider && provider(dtypeOf<T>(), x.data(), w.data(), outData, g))
+      return out;
+  }
   const T* xData = reinterpret_cast<const T*>(x.data());
 
   // The weights as an O x depth matrix of the compute type (converted once for halves).
@@ -352,6 +355,8 @@ Tensor poolTensor(const char* op, const Tensor& x, const Pool2dAttrs& attrs) {
 }
 
 } // namespace
+
+void setConvProvider(ConvProvider provider) { convProvider.store(provider, std::memory_order_release); }
 
 Shape conv2dShape(const Shape& x, const Shape& w, const Conv2dAttrs& attrs) {
   return convOutputShape(x, w, attrs, cat("x ", x.str(), ", w ", w.str()));

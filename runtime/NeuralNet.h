@@ -31,6 +31,21 @@ Shape conv2dShape(const Shape& x, const Shape& w, const Conv2dAttrs& attrs);
 /// 2-D convolution (cross-correlation, as in PyTorch) of float tensors of one dtype.
 Tensor conv2d(const Tensor& x, const Tensor& w, const Conv2dAttrs& attrs);
 
+/// Sizes of one convolution or pooling, all checked (for pooling, o == c).
+struct ConvGeometry {
+  int64_t n, c, h, w; ///< input
+  int64_t o;          ///< output channels
+  int64_t kh, kw, sh, sw, ph, pw;
+  int64_t ho, wo; ///< output
+};
+
+/// A conv2d a higher layer may provide for f32 and f64 (compiler/ installs the :cpu
+/// backend's packed convolution, so eager conv2d runs the code compiled conv2d runs):
+/// out [n,o,ho,wo] from contiguous x [n,c,h,w] and w [o,c,kh,kw]. Returns false when it
+/// cannot run (then im2col and Eigen's GEMM do).
+using ConvProvider = bool (*)(DType dtype, const void* x, const void* w, void* out, const ConvGeometry& g);
+void setConvProvider(ConvProvider provider);
+
 /// Output shape of pooling over [N,C,H,W].
 Shape pool2dShape(const Shape& x, const Pool2dAttrs& attrs);
 /// Max over each window; padding counts as -inf.

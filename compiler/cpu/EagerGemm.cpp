@@ -1,4 +1,4 @@
-// compiler/cpu/EagerGemm.cpp — eager matmul on the :cpu backend's GEMM.
+// compiler/cpu/EagerGemm.cpp — eager matmul and conv2d on the :cpu backend's GEMM.
 #include "compiler/cpu/EagerGemm.h"
 
 #include "compiler/cpu/Gemm.h"
@@ -6,21 +6,27 @@
 #include "compiler/cpu/Jit.h"
 #include "runtime/Interrupt.h"
 #include "runtime/LinearAlgebra.h"
+#include "runtime/NeuralNet.h"
 #include "runtime/ThreadPool.h"
 
 #include <algorithm>
 #include <mutex>
 
-// The packed GEMM of kernels/Kernels.h, compiled into the compiler (NativeKernels.cpp).
+// The packed GEMM and convolution of kernels/PackedGemm.h, compiled into the compiler
+// (NativeKernels.cpp).
 extern "C" {
-void tsl_k_packedgemm_f32(const float* a, const float* b, float* c, int64_t m, int64_t k, int64_t lda, int64_t ldb,
-                          int64_t ldc, int64_t colBegin, int64_t colEnd,
-                          void (*kernel)(int64_t, const float*, const float*, float*, int64_t, int32_t), int64_t mr,
-                          int64_t nr, int64_t kc, int64_t mc, int64_t nc) noexcept;
-void tsl_k_packedgemm_f64(const double* a, const double* b, double* c, int64_t m, int64_t k, int64_t lda, int64_t ldb,
-                          int64_t ldc, int64_t colBegin, int64_t colEnd,
-                          void (*kernel)(int64_t, const double*, const double*, double*, int64_t, int32_t), int64_t mr,
-                          int64_t nr, int64_t kc, int64_t mc, int64_t nc) noexcept;
+#define TSL_DECLARE_PACKED(tag, T)                                                                 \
+  void tsl_k_packedgemm_##tag(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c,     \
+                              int64_t m, int64_t k, int64_t ldc, int64_t colBegin, int64_t colEnd,                  \
+                              void (*kernel)(int64_t, const T*, const T*, T*, int64_t, int32_t), int64_t mr,      \
+                              int64_t nr, int64_t kc, int64_t mc, int64_t nc, const T* bias, int32_t biasAxis,   \
+                              int32_t relu) noexcept;                                              \
+  void tsl_k_conv2d_##tag(const T* x, const T* w, T* out, const int64_t* sizes, int64_t chunk, int64_t begin,       \
+                          int64_t end, void (*kernel)(int64_t, const T*, const T*, T*, int64_t, int32_t),      \
+                             int64_t mr, int64_t nr, int64_t kc) noexcept;
+TSL_DECLARE_PACKED(f32, float)
+TSL_DECLARE_PACKED(f64, double)
+#undef TSL_DECLARE_PACKED
 }
 
 namespace tsl::compiler::cpu {
@@ -83,8 +89,8 @@ TSL_CALLS_GENERATED_CODE void run(const MicroKernels& k, size_t which, Fn packed
     for (int64_t t = begin; t < end; ++t) {
       if (t > begin) checkInterrupt(); // a long product's tiles (the pool checks before each chunk)
       const GemmTiling::Chunk at = tiling.chunk(t);
-      packed(pa + at.row * lda, pb, pc + at.row * ldc, at.rows, kk, lda, ldb, ldc, at.colBegin, at.colEnd, micro,
-             plan.mr, plan.nr, plan.kc, plan.mc, plan.nc);
+      packed(pa + at.row * lda, lda, 1, pb, ldb, 1, pc + at.row * ldc, at.rows, kk, ldc, at.colBegin, at.colEnd,
+             micro, plan.mr, plan.nr, plan.kc, plan.mc, plan.nc, nullptr, 1, 0);
     }
   });
 }
@@ -99,8 +105,36 @@ bool eagerGemm(DType dtype, const void* a, int64_t lda, const void* b, int64_t l
   return true;
 }
 
+template <typename T, typename Fn>
+TSL_CALLS_GENERATED_CODE bool runConv(const MicroKernels& k, size_t which, Fn conv, const void* x, const void* w,
+                                      void* out, const ConvGeometry& g) {
+  const GemmPlan& plan = k.plan[which];
+  using Micro = void (*)(int64_t, const T*, const T*, T*, int64_t, int32_t);
+  auto micro = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which]->entry()));
+  const ConvSizes s{g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.ho, g.wo};
+  const int64_t sizes[] = {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ho, s.wo};
+  const ConvTiling tiling = convTiling(s, plan, threadCount());
+  parallelFor(tiling.tasks, tiling.grain, [&](int64_t begin, int64_t end) TSL_CALLS_GENERATED_CODE {
+    conv(static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(out), sizes, tiling.chunk, begin, end,
+         micro, plan.mr, plan.nr, plan.kc);
+  });
+  return true;
+}
+
+bool eagerConv(DType dtype, const void* x, const void* w, void* out, const ConvGeometry& g) {
+  if (dtype != DType::F32 && dtype != DType::F64) return false;
+  if (g.n * g.ho * g.wo * g.o == 0) return true;
+  const MicroKernels* kernels = microKernels();
+  if (!kernels) return false;
+  if (dtype == DType::F32) return runConv<float>(*kernels, 0, tsl_k_conv2d_f32, x, w, out, g);
+  return runConv<double>(*kernels, 1, tsl_k_conv2d_f64, x, w, out, g);
+}
+
 } // namespace
 
-void installEagerGemm() { setGemmProvider(&eagerGemm); }
+void installEagerGemm() {
+  setGemmProvider(&eagerGemm);
+  setConvProvider(&eagerConv);
+}
 
 } // namespace tsl::compiler::cpu

@@ -57,6 +57,22 @@ GemmTiling gemmTiling(int64_t m, int64_t k, int64_t n, const GemmPlan& plan, int
   return {rows, cols, (m + rows - 1) / rows, (n + cols - 1) / cols, 1, m, n};
 }
 
+ConvTiling convTiling(const ConvSizes& s, const GemmPlan& plan, int threads) {
+  constexpr int64_t kMinTask = int64_t(1) << 21, kMaxTask = int64_t(1) << 29;
+  const int64_t mpp = std::max<int64_t>(1, s.o * s.depth()); // multiply-adds per position
+  const int64_t positions = std::max<int64_t>(1, s.positions());
+  const int64_t unit = convOnPaddedRows(s) ? std::max<int64_t>(1, s.wo) : plan.nr;
+  // Pieces per image: enough for two tasks per thread, none smaller than kMinTask.
+  int64_t pieces = std::max<int64_t>(1, (2 * std::max(1, threads) + s.n - 1) / std::max<int64_t>(1, s.n));
+  pieces = std::min(pieces, std::max<int64_t>(1, positions * mpp / kMinTask));
+  int64_t chunk = (positions + pieces - 1) / pieces;
+  chunk = std::min(chunk, std::max<int64_t>(1, kMaxTask / mpp)); // long tasks are cut
+  chunk = std::max(unit, (chunk + unit - 1) / unit * unit);
+  if (chunk >= positions) chunk = positions;
+  const int64_t tasks = std::max<int64_t>(0, s.n) * ((positions + chunk - 1) / chunk);
+  return {chunk, tasks, std::max<int64_t>(1, kMinTask / (chunk * mpp))};
+}
+
 llvm::Function* gemmMicroKernel(llvm::Module& module, DType dtype, const GemmPlan& plan) {
   TSL_ASSERT(dtype == DType::F32 || dtype == DType::F64, "gemm: no micro-kernel for ", dtypeName(dtype));
   const std::string name = cat("tsl_ukr_", dtypeName(dtype), "_", plan.mr, "x", plan.nr);

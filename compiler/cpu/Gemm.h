@@ -8,6 +8,7 @@
 // (AVX-512, AVX2, SSE) and the element type.
 #pragma once
 
+#include "compiler/cpu/kernels/ConvSizes.h"
 #include "runtime/DType.h"
 
 #include <algorithm>
@@ -54,6 +55,17 @@ struct GemmTiling {
   }
 };
 GemmTiling gemmTiling(int64_t m, int64_t k, int64_t n, const GemmPlan& plan, int threads);
+
+/// How a convolution is cut into tasks: task t computes `chunk` output positions (a
+/// multiple of `unit`, or all of them) of image t / (tasks / n), for every output
+/// channel; the unit is a row of the output where the convolution runs on padded rows
+/// (kernels/PackedGemm.h's convOnPaddedRows), else a register tile's nr positions.
+/// Enough tasks to keep every thread busy, each worth waking a thread for and short
+/// enough (about 2^29 multiply-adds at most) for an interrupt to be seen between them.
+struct ConvTiling {
+  int64_t chunk, tasks, grain;
+};
+ConvTiling convTiling(const ConvSizes& sizes, const GemmPlan& plan, int threads);
 
 /// The plan for `dtype` (f32 or f64) on a CPU with these LLVM features ("+avx512f,...").
 GemmPlan gemmPlan(DType dtype, const std::string& features);

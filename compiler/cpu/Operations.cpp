@@ -154,8 +154,9 @@ bool packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int
   auto callRows = [&](llvm::IRBuilder<>& ib, llvm::Value* a, llvm::Value* b, llvm::Value* c, llvm::Value* rows,
                       llvm::Value* colBegin, llvm::Value* colEnd) {
     auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
-    ib.CreateCall(kernel, {a, b, c, rows, i64(k), i64(k), i64(n), i64(n), colBegin, colEnd, micro, i64(plan.mr),
-                           i64(plan.nr), i64(plan.kc), i64(plan.mc), i64(plan.nc)});
+    ib.CreateCall(kernel, {a, i64(k), i64(1), b, i64(n), i64(1), c, rows, i64(k), i64(n), colBegin, colEnd, micro,
+                           i64(plan.mr), i64(plan.nr), i64(plan.kc), i64(plan.mc), i64(plan.nc),
+                           llvm::ConstantPointerNull::get(ib.getPtrTy()), ib.getInt32(1), ib.getInt32(0)});
   };
   auto call = [&](llvm::IRBuilder<>& ib, llvm::Value* a, llvm::Value* b, llvm::Value* c, llvm::Value* colBegin,
                   llvm::Value* colEnd) { callRows(ib, a, b, c, ib.getInt64(static_cast<uint64_t>(m)), colBegin, colEnd); };
@@ -270,6 +271,37 @@ bool matmul(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
                                       lb.CreateInBoundsGEP(t, got[2], offC), i64(n), i64(k), i64(k), i64(n), i64(n),
                                       i64(0), i64(m)});
                });
+             });
+  return true;
+}
+
+/// f32 and f64 conv2d on the packed convolution (kernels/PackedGemm.h): B's panels are
+/// gathered from the NCHW image as they are packed, so the output is the GEMM's C
+/// directly. Tasks of output positions of one image (ConvTiling) run in parallel; the
+/// tiling is fixed at compile time, for up to 16 threads.
+bool conv2d(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& x = op.operand(0)->type();
+  const ir::Type& w = op.operand(1)->type();
+  const ir::Type& y = op.result()->type();
+  const DType dtype = y.dtype;
+  if ((dtype != DType::F32 && dtype != DType::F64) || x.dtype != dtype || w.dtype != dtype) return false;
+  const std::vector<int64_t> xs = dimsOf(x), ws = dimsOf(w), ys = dimsOf(y);
+  const auto& attrs = std::get<Conv2dAttrs>(op.attrs());
+  if (product(ys) == 0) return true;
+  const GemmPlan plan = gemmPlan(dtype, g.moduleCodegen().options.cpuFeatures);
+  llvm::Function* kernel = g.library().get(cat("tsl_k_conv2d_", kernelTag(dtype)));
+  llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dtype, plan);
+  const ConvSizes s{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], attrs.stride[0], attrs.stride[1],
+                    attrs.padding[0], attrs.padding[1], ys[2], ys[3]};
+  const ConvTiling tiling = convTiling(s, plan, 16);
+  std::vector<llvm::Value*> sizes;
+  for (int64_t v : {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ho, s.wo}) sizes.push_back(g.i64(v));
+  llvm::Value* sizeArray = g.array(sizes, g.builder().getInt64Ty());
+  g.parallel(tiling.tasks, tiling.grain, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out, sizeArray},
+             [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+               auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
+               ib.CreateCall(kernel, {got[0], got[1], got[2], got[3], i64(tiling.chunk), begin, end, micro,
+                                      i64(plan.mr), i64(plan.nr), i64(plan.kc)});
              });
   return true;
 }
@@ -406,7 +438,7 @@ struct Row {
 const Row kEmitters[] = {
     {OpKind::Softmax, softmax},   {OpKind::LogSoftmax, logSoftmax},     {OpKind::LayerNorm, layerNorm},
     {OpKind::LogSumExp, logSumExp}, {OpKind::CrossEntropy, crossEntropy}, {OpKind::MatMul, matmul},
-    {OpKind::Dot, matmul},        {OpKind::Take, take},                 {OpKind::OneHot, oneHot},
+    {OpKind::Dot, matmul},        {OpKind::Conv2d, conv2d},             {OpKind::Take, take},                 {OpKind::OneHot, oneHot},
     {OpKind::Concat, concat},     {OpKind::Stack, stack},               {OpKind::Pad, pad},
     {OpKind::Full, full},         {OpKind::SliceGrad, sliceGrad},
 };
@@ -420,7 +452,6 @@ struct Fallback {
 /// ones that matter into generated code).
 const Fallback kFallbacks[] = {
     {OpKind::Einsum, "einsum is not generated yet"},
-    {OpKind::Conv2d, "convolution is not generated yet"},
     {OpKind::Conv2dGradInput, "convolution is not generated yet"},
     {OpKind::Conv2dGradWeight, "convolution is not generated yet"},
     {OpKind::MaxPool2d, "pooling is not generated yet"},

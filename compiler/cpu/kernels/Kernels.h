@@ -4,7 +4,8 @@
 // tsl_k_<name>_<type>, taking the [begin, end) of its outermost loop so that generated code
 // can run it in parallel chunks: softmax / log-softmax, logsumexp and layer-norm (the row
 // functions of runtime/RowKernels.h, which the eager kernels use too), cross-entropy,
-// matmul, take and one-hot. Kernels that can fail on data (an index out of range) return
+// matmul and conv2d (the packed GEMM and convolution of PackedGemm.h), take and one-hot.
+// Kernels that can fail on data (an index out of range) return
 // -1 on success, or the flat position of the offending element; the caller raises the
 // error eager code raises.
 //
@@ -15,6 +16,7 @@
 // registers a kernel where that TU defines it so.
 #pragma once
 
+#include "compiler/cpu/kernels/PackedGemm.h"
 #include "runtime/RowKernels.h"
 
 #include <algorithm>
@@ -132,101 +134,6 @@ void gemm(const T* a, const T* b, T* c, int64_t n, int64_t k, int64_t lda, int64
   }
 }
 
-/// The register-blocked micro-kernel a generated module supplies (compiler/cpu/Gemm.h):
-/// C[mr×nr] (row stride ldc) = (accumulate ? C : 0) + Ap·Bp over kc steps, Ap packed
-/// k-major (mr values of A's column per k), Bp packed k-major (nr values of B's row).
-template <typename T>
-using MicroKernel = void (*)(int64_t kc, const T* ap, const T* bp, T* c, int64_t ldc, int32_t accumulate);
-
-/// Blocking of the packed GEMM: the micro-kernel's tile, and the blocks of k, of m (A's
-/// packed block) and of n (B's packed block, which stays in L2).
-struct GemmBlocking {
-  int64_t mr, nr, kc, mc, nc;
-};
-
-/// C[:, colBegin..colEnd) = A · B for row-major A [m, k] and B [k, n], BLIS-style: for
-/// each block of nc columns and kc steps of k, B's block is packed into kc×nr panels;
-/// for each block of mc rows A's block is packed into mr×kc panels; then for each panel
-/// of B (held in L1) and each panel of A (streamed from L2) the micro-kernel computes an
-/// mr×nr tile of C, accumulating over the k blocks.
-/// Panels are zero-padded, so edge tiles run the same micro-kernel into a scratch tile.
-/// The packing buffers are allocated once per call (64-byte aligned; on the stack for
-/// small products); without memory for them the unpacked gemm above computes the product.
-template <typename T>
-#if defined(__clang__) // calls generated code, which has no UBSan function signature
-__attribute__((no_sanitize("function")))
-#endif
-void packedGemm(const T* a, const T* b, T* c, int64_t m, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
-                int64_t colBegin, int64_t colEnd, MicroKernel<T> kernel, GemmBlocking g) {
-  if (m <= 0 || colEnd <= colBegin) return;
-  if (k <= 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = colBegin; j < colEnd; ++j) c[i * ldc + j] = T(0);
-    return;
-  }
-  const int64_t kcMax = std::min(g.kc, k);
-  const int64_t mcMax = (std::min(g.mc, m) + g.mr - 1) / g.mr * g.mr;
-  const int64_t ncMax = (std::min(g.nc, colEnd - colBegin) + g.nr - 1) / g.nr * g.nr;
-  auto bytes = [](int64_t n) { return static_cast<size_t>((n * static_cast<int64_t>(sizeof(T)) + 63) / 64 * 64); };
-  // Small products pack into the stack (a heap allocation would cost as much as them).
-  const size_t need = bytes(mcMax * kcMax) + bytes(ncMax * kcMax) + bytes(g.mr * g.nr);
-  alignas(64) char local[16384];
-  char* memory = need <= sizeof local ? local : static_cast<char*>(std::aligned_alloc(64, need));
-  if (!memory) { // no memory to pack into: the unpacked loop, never a wrong answer
-    gemm<T>(a, b + colBegin, c + colBegin, colEnd - colBegin, k, lda, ldb, ldc, 0, m);
-    return;
-  }
-  T* ap = reinterpret_cast<T*>(memory);
-  T* bp = reinterpret_cast<T*>(memory + bytes(mcMax * kcMax));
-  T* tile = reinterpret_cast<T*>(memory + bytes(mcMax * kcMax) + bytes(ncMax * kcMax));
-  for (int64_t jc = colBegin; jc < colEnd; jc += g.nc) {
-    const int64_t nc = std::min(g.nc, colEnd - jc);
-    for (int64_t pc = 0; pc < k; pc += g.kc) {
-      const int64_t kc = std::min(g.kc, k - pc);
-      for (int64_t jr = 0; jr < nc; jr += g.nr) { // B's block as kc×nr panels
-        T* panel = bp + jr * kc;
-        const int64_t cols = std::min(g.nr, nc - jr);
-        for (int64_t p = 0; p < kc; ++p) {
-          const T* row = b + (pc + p) * ldb + jc + jr;
-          T* to = panel + p * g.nr;
-          for (int64_t j = 0; j < cols; ++j) to[j] = row[j];
-          for (int64_t j = cols; j < g.nr; ++j) to[j] = T(0);
-        }
-      }
-      for (int64_t ic = 0; ic < m; ic += g.mc) {
-        const int64_t mc = std::min(g.mc, m - ic);
-        for (int64_t ir = 0; ir < mc; ir += g.mr) { // A's block as mr×kc panels
-          T* panel = ap + ir * kc;
-          const int64_t rows = std::min(g.mr, mc - ir);
-          for (int64_t i = 0; i < g.mr; ++i) {
-            const T* row = a + (ic + ir + i) * lda + pc;
-            if (i < rows)
-              for (int64_t p = 0; p < kc; ++p) panel[p * g.mr + i] = row[p];
-            else
-              for (int64_t p = 0; p < kc; ++p) panel[p * g.mr + i] = T(0);
-          }
-        }
-        for (int64_t jr = 0; jr < nc; jr += g.nr) {
-          const int64_t cols = std::min(g.nr, nc - jr);
-          for (int64_t ir = 0; ir < mc; ir += g.mr) {
-            const int64_t rows = std::min(g.mr, mc - ir);
-            T* to = c + (ic + ir) * ldc + jc + jr;
-            if (rows == g.mr && cols == g.nr) {
-              kernel(kc, ap + ir * kc, bp + jr * kc, to, ldc, pc > 0);
-              continue;
-            }
-            kernel(kc, ap + ir * kc, bp + jr * kc, tile, g.nr, 0);
-            for (int64_t i = 0; i < rows; ++i)
-              for (int64_t j = 0; j < cols; ++j)
-                to[i * ldc + j] = (pc > 0 ? to[i * ldc + j] : T(0)) + tile[i * g.nr + j];
-          }
-        }
-      }
-    }
-  }
-  if (memory != local) std::free(memory);
-}
-
 /// take along an axis: out[o, k, i] = x[o, idx[k], i] (negative indices from the end).
 template <typename E, typename I>
 void take(const E* x, const I* idx, E* out, int64_t count, int64_t size, int64_t inner, int64_t begin, int64_t end) {
@@ -266,15 +173,26 @@ TSL_GEMM(f64, double)
 TSL_GEMM(i32, int32_t)
 TSL_GEMM(i64, int64_t)
 
-// The packed GEMM over columns [colBegin, colEnd), with the module's micro-kernel.
+// The packed GEMM over columns [colBegin, colEnd), with the module's micro-kernel:
+// A (i, p) at a[i * ars + p * acs], B (p, j) at b[p * brs + j * bcs], row-major C; then
+// + bias (per row when biasAxis is 0, per column when 1; none when null) and relu.
 #define TSL_PACKED_GEMM(tag, T)                                                                    \
-  extern "C" void tsl_k_packedgemm_##tag(const T* a, const T* b, T* c, int64_t m, int64_t k, int64_t lda, \
-                                         int64_t ldb, int64_t ldc, int64_t colBegin, int64_t colEnd, \
+  extern "C" void tsl_k_packedgemm_##tag(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs, \
+                                         T* c, int64_t m, int64_t k, int64_t ldc, int64_t colBegin, int64_t colEnd, \
                                          MicroKernel<T> kernel, int64_t mr, int64_t nr, int64_t kc, int64_t mc, \
-                                         int64_t nc) noexcept {                                    \
-    packedGemm<T>(a, b, c, m, k, lda, ldb, ldc, colBegin, colEnd, kernel, GemmBlocking{mr, nr, kc, mc, nc}); \
+                                         int64_t nc, const T* bias, int32_t biasAxis, int32_t relu) noexcept { \
+    packedGemm<T>(Strided<T>{a, ars, acs}, Strided<T>{b, brs, bcs}, c, m, k, ldc, colBegin, colEnd, kernel, \
+                  GemmBlocking{mr, nr, kc, mc, nc}, Epilogue<T>{bias, biasAxis, relu});                \
   }                                                                                                \
-  TSL_KERNEL_EXPORT(tsl_k_packedgemm_##tag)
+  TSL_KERNEL_EXPORT(tsl_k_packedgemm_##tag)                                                        \
+  extern "C" void tsl_k_conv2d_##tag(const T* x, const T* w, T* out, const int64_t* sizes, int64_t chunk,     \
+                                     int64_t begin, int64_t end, MicroKernel<T> kernel, int64_t mr, int64_t nr, \
+                                     int64_t kc) noexcept {                                        \
+    const tsl::compiler::cpu::ConvSizes s{sizes[0], sizes[1], sizes[2], sizes[3], sizes[4],  sizes[5], sizes[6],        \
+                      sizes[7], sizes[8], sizes[9], sizes[10], sizes[11], sizes[12]};              \
+    packedConv<T>(x, w, out, s, chunk, begin, end, kernel, GemmBlocking{mr, nr, kc, 0, 0});        \
+  }                                                                                                \
+  TSL_KERNEL_EXPORT(tsl_k_conv2d_##tag)
 TSL_PACKED_GEMM(f32, float)
 TSL_PACKED_GEMM(f64, double)
 

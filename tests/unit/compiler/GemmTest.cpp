@@ -11,6 +11,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/cpu/Gemm.h"
 #include "ir/Parser.h"
+#include "runtime/NeuralNet.h"
 #include "runtime/Random.h"
 #include "runtime/Views.h"
 
@@ -72,6 +73,41 @@ void check(compiler::Compiler& compiler, const std::string& cpu, DType dtype, in
   CHECK(worst <= bound);
 }
 
+struct ConvCase {
+  int64_t n, c, h, w, o, kh, kw, sh, sw, ph, pw;
+};
+
+/// conv2d in float64 by its definition (cross-correlation, zero padding).
+std::vector<double> convReference(const Tensor& x, const Tensor& w, const ConvCase& k, int64_t ho, int64_t wo) {
+  const Tensor x64 = contiguous(astype(x, DType::F64)), w64 = contiguous(astype(w, DType::F64));
+  const auto* px = reinterpret_cast<const double*>(x64.data());
+  const auto* pw = reinterpret_cast<const double*>(w64.data());
+  std::vector<double> out(static_cast<size_t>(k.n * k.o * ho * wo), 0.0);
+  for (int64_t b = 0; b < k.n; ++b)
+    for (int64_t o = 0; o < k.o; ++o)
+      for (int64_t i = 0; i < ho; ++i)
+        for (int64_t j = 0; j < wo; ++j) {
+          double s = 0;
+          for (int64_t c = 0; c < k.c; ++c)
+            for (int64_t ki = 0; ki < k.kh; ++ki)
+              for (int64_t kj = 0; kj < k.kw; ++kj) {
+                const int64_t ih = i * k.sh - k.ph + ki, iw = j * k.sw - k.pw + kj;
+                if (ih >= 0 && ih < k.h && iw >= 0 && iw < k.w)
+                  s += px[((b * k.c + c) * k.h + ih) * k.w + iw] * pw[((o * k.c + c) * k.kh + ki) * k.kw + kj];
+              }
+          out[static_cast<size_t>(((b * k.o + o) * ho + i) * wo + j)] = s;
+        }
+  return out;
+}
+
+double worstError(const Tensor& got, const std::vector<double>& expected) {
+  const Tensor g64 = contiguous(astype(got, DType::F64));
+  const auto* g = reinterpret_cast<const double*>(g64.data());
+  double worst = 0;
+  for (size_t i = 0; i < expected.size(); ++i) worst = std::max(worst, std::abs(g[i] - expected[i]));
+  return worst;
+}
+
 } // namespace
 
 TEST_CASE("each micro-kernel shape matches float64 on awkward sizes and transposed operands") {
@@ -101,6 +137,7 @@ TEST_CASE("the plans fit the registers and the caches they are for") {
       const auto plan = gemmPlan(dtype, features);
       const int64_t registers = std::string(features).find("avx512f") != std::string::npos ? 32 : 16;
       CHECK(plan.nr % plan.lanes == 0);
+      CHECK(plan.nr <= 64); // the convolution's gather handles panels of at most 64 positions
       CHECK(plan.mr * plan.nr / plan.lanes + plan.nr / plan.lanes + 1 <= registers);
       CHECK(plan.lanes * static_cast<int64_t>(dtypeSize(dtype)) ==
             (registers == 32 ? 64 : std::string(features).find("avx2") != std::string::npos ? 32 : 16));
@@ -109,4 +146,53 @@ TEST_CASE("the plans fit the registers and the caches they are for") {
       CHECK(plan.mc * plan.kc * size <= 512 * 1024);  // A's block in L2
       CHECK(plan.kc * plan.nc * size <= 4096 * 1024); // B's block in L3
     }
+}
+
+TEST_CASE("packed convolution matches float64 under :cpu and eagerly, over strides, paddings and edges") {
+  std::vector<std::string> cpus{"native", "x86-64"};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) cpus.push_back("x86-64-v3");
+  compiler::Compiler compiler; // installs the packed GEMM and convolution for eager code too
+  // Partial register tiles in channels (1, 7, 9, 17) and positions (1, 3, 50 x 1), windows
+  // that leave the image on every side, strides 2 and 3, a long k (c 40 x 3 x 3 = 360,
+  // three blocks), a 1 x 1 kernel, rows shorter and longer than a register tile, and an
+  // image cut into tasks of a few rows. Stride 1 on long rows runs on padded rows; the
+  // rest gathers.
+  const ConvCase cases[] = {
+      {1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0},  {2, 3, 9, 11, 5, 3, 3, 2, 2, 1, 1}, {1, 4, 7, 50, 17, 3, 3, 1, 1, 1, 1},
+      {3, 2, 5, 5, 9, 5, 3, 1, 3, 2, 1},  {1, 40, 6, 6, 7, 3, 3, 1, 1, 1, 1}, {2, 16, 4, 13, 33, 1, 1, 1, 1, 0, 0},
+      {1, 5, 50, 1, 8, 3, 1, 1, 1, 1, 0}, {1, 3, 3, 3, 1, 3, 3, 1, 1, 2, 2}, {1, 64, 32, 32, 64, 3, 3, 1, 1, 1, 1},
+  };
+  uint64_t seed = 100;
+  for (const std::string& cpu : cpus)
+    for (DType dtype : {DType::F32, DType::F64})
+      for (const ConvCase& k : cases) {
+        CAPTURE(cpu);
+        CAPTURE(dtypeName(dtype));
+        CAPTURE(k.c);
+        CAPTURE(k.o);
+        CAPTURE(k.h);
+        CAPTURE(k.w);
+        const int64_t ho = (k.h + 2 * k.ph - k.kh) / k.sh + 1, wo = (k.w + 2 * k.pw - k.kw) / k.sw + 1;
+        const auto s = static_cast<int64_t>(seed);
+        seed += 2;
+        const Tensor x = astype(randNormal(rngKey(s), Shape{k.n, k.c, k.h, k.w}, DType::F32), dtype);
+        const Tensor w = astype(randNormal(rngKey(s + 1), Shape{k.o, k.c, k.kh, k.kw}, DType::F32), dtype);
+        const std::string d = dtypeName(dtype);
+        const std::string text =
+            cat("func @f(%x: ", d, "[", k.n, ",", k.c, ",", k.h, ",", k.w, "], %w: ", d, "[", k.o, ",", k.c, ",", k.kh,
+                ",", k.kw, "]) -> (", d, "[", k.n, ",", k.o, ",", ho, ",", wo, "]) {\n  %y = conv2d %x, %w {stride = [",
+                k.sh, ", ", k.sw, "], padding = [", k.ph, ", ", k.pw, "]} : ", d, "[", k.n, ",", k.o, ",", ho, ",", wo,
+                "]\n  return %y\n}\n");
+        compiler::CompileOptions options;
+        options.cpu = cpu;
+        const Tensor y = compiler.compile(ir::parseModule(text), "f", "cpu", options)->run(std::vector<Tensor>{x, w})[0];
+        const std::vector<double> expected = convReference(x, w, k, ho, wo);
+        const double eps = dtype == DType::F64 ? 0x1p-52 : 0x1p-23;
+        const double bound = 16.0 * eps * static_cast<double>(k.c * k.kh * k.kw + 1);
+        CHECK(worstError(y, expected) <= bound);
+        if (cpu == "native") { // eager conv2d runs the same kernel
+          const Tensor e = conv2d(x, w, Conv2dAttrs{{k.sh, k.sw}, {k.ph, k.pw}});
+          CHECK(worstError(e, expected) <= bound);
+        }
+      }
 }
