@@ -37,6 +37,9 @@ struct CompileOptions {
   std::string layoutTarget;           ///< whose layout preferences the layout passes
                                       ///< follow (compiler/passes/Layouts.h); empty: the
                                       ///< compiling backend's
+  std::vector<bool> donated;          ///< the entry's parameters (in order) the caller
+                                      ///< donates: results may be written over them
+                                      ///< (jit :donate; docs/cpu-backend.md, "Memory")
   std::ostream* fallbacks = nullptr;  ///< if set, each compilation lists there the
                                       ///< operations it runs on an eager kernel
 };
@@ -50,6 +53,17 @@ enum class Artifact : uint8_t {
   Header,  ///< the library's C header
 };
 const char* artifactName(Artifact artifact);
+
+/// What a call of an executable uses besides its arguments: its scratch memory (the
+/// arena, reused by every call after the first) and its results (allocated per call,
+/// except what is written over donated arguments).
+struct MemoryUse {
+  int64_t arenaBytes = 0;
+  int64_t resultBytes = 0;
+  int64_t donatedBytes = 0; ///< of resultBytes, written over donated arguments
+  /// The most a call holds at once beyond its arguments.
+  int64_t peakBytes() const { return arenaBytes + resultBytes - donatedBytes; }
+};
 
 /// Compiled code for one function of a module.
 class Executable {
@@ -67,6 +81,8 @@ public:
   /// "fallbacks" (the operations run through a runtime kernel). Empty when the backend
   /// has no such form.
   virtual std::string inspect(std::string_view what) const;
+  /// Its memory, from the entry's memory plan.
+  virtual MemoryUse memory() const;
 };
 
 class Backend {

@@ -1,5 +1,6 @@
 // compiler/Backends.cpp — the targets this build has, and compiler/'s passes.
 #include "compiler/Backend.h"
+#include "ir/MemoryPlan.h"
 
 #include "compiler/cpu/CpuBackend.h"
 #include "compiler/interp/InterpBackend.h"
@@ -30,6 +31,16 @@ const char* artifactName(Artifact artifact) {
 }
 
 std::string Executable::inspect(std::string_view) const { return {}; }
+
+MemoryUse Executable::memory() const {
+  MemoryUse use;
+  if (const auto& plan = entry().plan()) {
+    use.arenaBytes = plan->arenaBytes;
+    use.resultBytes = plan->resultBytes;
+    use.donatedBytes = plan->donatedBytes;
+  }
+  return use;
+}
 
 std::string Backend::emit(const ir::Module&, const ir::Function&, Artifact artifact, const CompileOptions&) {
   fail(ErrorKind::Value, "target :", name(), " makes no ", artifactName(artifact), " output (use :cpu)");

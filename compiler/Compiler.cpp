@@ -37,17 +37,22 @@ void Compiler::runPasses(ir::Module& module, const std::vector<std::string>& pip
   ir::PassContext scratch;
   ir::PassContext& context = options.context ? *options.context : scratch;
   const std::string outer = context.entry, outerLayouts = context.layoutTarget;
+  const std::vector<bool> outerDonated = context.donated;
   context.entry = entry;
+  context.donated = options.donated;
   if (!options.layoutTarget.empty()) context.layoutTarget = options.layoutTarget;
+  auto restore = [&] {
+    context.entry = outer;
+    context.layoutTarget = outerLayouts;
+    context.donated = outerDonated;
+  };
   try {
     ir::PassManager(pipeline).run(module, context);
   } catch (...) {
-    context.entry = outer;
-    context.layoutTarget = outerLayouts;
+    restore();
     throw;
   }
-  context.entry = outer;
-  context.layoutTarget = outerLayouts;
+  restore();
 }
 
 void Compiler::optimize(ir::Module& module, std::string_view target, const CompileOptions& options,
@@ -73,7 +78,9 @@ std::shared_ptr<Executable> Compiler::compile(std::unique_ptr<ir::Module> module
   TSL_ASSERT(function, "compile: the module has no function @", entry);
   // The optimised text decides the code (value names included: they change nothing, but
   // the same program lowered twice prints the same).
-  const std::string key = cat(target, "|", options.cpu, "|O", options.optLevel, "|@", entry, "\n",
+  std::string donated;
+  for (bool d : options.donated) donated += d ? '1' : '0';
+  const std::string key = cat(target, "|", options.cpu, "|O", options.optLevel, "|@", entry, "|donate ", donated, "\n",
                               ir::printModule(*module, {false}));
   for (auto it = cache_.begin(); it != cache_.end(); ++it)
     if (it->first == key) {

@@ -1,4 +1,4 @@
-// eval/BuiltinsCompile.cpp — jit, jit-explain, ir, graph, llvm-ir, asm (LANGUAGE.md §6).
+// eval/BuiltinsCompile.cpp — jit, jit-explain, jit-memory, ir, graph, llvm-ir, asm (LANGUAGE.md §6).
 #include "eval/Builtins.h"
 #include "eval/Compile.h"
 #include "eval/Evaluator.h"
@@ -72,28 +72,38 @@ Args trailingOptions(Args args, std::initializer_list<std::string_view> known,
 } // namespace
 
 void registerCompileBuiltins(Evaluator& evaluator) {
-  evaluator.defineBuiltin("jit", 1, 7, [](CallContext& cx, Args args) -> Value {
-    KeywordArgs kw(cx, args, 1, {"target", "static", "layouts"});
+  evaluator.defineBuiltin("jit", 1, 9, [](CallContext& cx, Args args) -> Value {
+    KeywordArgs kw(cx, args, 1, {"target", "static", "layouts", "donate"});
     const Value& fn = callableArg(cx, kw.positional(), 0);
-    if (kw.positional().size() != 1) fail(ErrorKind::Type, "jit takes one function, then :target, :static and :layouts");
+    if (kw.positional().size() != 1)
+      fail(ErrorKind::Type, "jit takes one function, then :target, :static, :layouts and :donate");
     // :static [i ...]: arguments (counted from 0) fixed by value, as attributes are.
-    std::vector<bool> staticArgs;
-    if (const Value* st = kw.find("static")) {
-      if (!st->isSequential() && !st->isNonScalarTensor())
-        fail(ErrorKind::Type, "jit :static takes a vector of argument positions (from 0), got ", printValue(*st, true));
-      for (const Value& item : sequenceItems(*st)) {
+    // :donate [i ...]: arguments whose memory the results may take (the caller does not
+    // use them after the call).
+    auto positions = [](const Value* v, const char* option) {
+      std::vector<bool> marked;
+      if (!v) return marked;
+      if (!v->isSequential() && !v->isNonScalarTensor())
+        fail(ErrorKind::Type, "jit ", option, " takes a vector of argument positions (from 0), got ", printValue(*v, true));
+      for (const Value& item : sequenceItems(*v)) {
         if (!item.isTensor() || !item.tensor().isScalar() || !isInteger(item.tensor().dtype()) || item.tensor().toInt() < 0 ||
             item.tensor().toInt() > 255)
-          fail(ErrorKind::Value, "jit :static takes argument positions from 0, got ", printValue(item, true));
+          fail(ErrorKind::Value, "jit ", option, " takes argument positions from 0, got ", printValue(item, true));
         const auto i = static_cast<size_t>(item.tensor().toInt());
-        if (staticArgs.size() <= i) staticArgs.resize(i + 1);
-        staticArgs[i] = true;
+        if (marked.size() <= i) marked.resize(i + 1);
+        marked[i] = true;
       }
-    }
+      return marked;
+    };
+    std::vector<bool> staticArgs = positions(kw.find("static"), ":static");
+    std::vector<bool> donateArgs = positions(kw.find("donate"), ":donate");
+    for (size_t i = 0; i < donateArgs.size() && i < staticArgs.size(); ++i)
+      if (donateArgs[i] && staticArgs[i])
+        fail(ErrorKind::Value, "jit: argument ", i, " is both :static (fixed by value) and :donate (its memory reused)");
     const std::string target = kw.find("target") ? targetOption(cx, *kw.find("target"), "jit") : defaultTarget();
     const Value inner = underlying(fn);
     const std::string layouts = kw.find("layouts") ? layoutsOption(*kw.find("layouts"), "jit") : "";
-    auto state = std::make_shared<JitState>(inner, target, std::move(staticArgs), layouts);
+    auto state = std::make_shared<JitState>(inner, target, std::move(staticArgs), layouts, std::move(donateArgs));
     const std::string name = inner.isFunction() && !inner.function().name().empty() ? inner.function().name() : "fn";
     auto* builtin = new BuiltinObj(name, 0, -1, [state](CallContext& call, Args callArgs) {
       return state->call(call.evaluator, callArgs, call.span);
@@ -106,6 +116,20 @@ void registerCompileBuiltins(Evaluator& evaluator) {
     const JitState* state = jitState(args[0]);
     if (!state) badArgument(cx, 0, "a function made by jit", args[0]);
     return makeString(state->explain());
+  });
+
+  // (jit-memory g): what the version compiled last uses per call besides its arguments.
+  evaluator.defineBuiltin("jit-memory", 1, 1, [](CallContext& cx, Args args) -> Value {
+    const JitState* state = jitState(args[0]);
+    if (!state) badArgument(cx, 0, "a function made by jit", args[0]);
+    const Lowered* last = state->lastVersion();
+    if (!last || !last->executable) fail(ErrorKind::Value, "jit-memory: the function has not been compiled yet (call it first)");
+    const compiler::MemoryUse use = last->executable->memory();
+    auto bytes = [](int64_t n) { return Value(Tensor::scalarOf<int64_t>(n, DType::I64)); };
+    return makeMap({{makeKeyword("arena-bytes"), bytes(use.arenaBytes)},
+                    {makeKeyword("result-bytes"), bytes(use.resultBytes)},
+                    {makeKeyword("donated-bytes"), bytes(use.donatedBytes)},
+                    {makeKeyword("peak-bytes"), bytes(use.peakBytes())}});
   });
 
   evaluator.defineBuiltin("ir", 1, -1, [](CallContext& cx, Args args) -> Value {

@@ -328,9 +328,11 @@ CompileSwitches::~CompileSwitches() {
   if (debug_.timePasses && !context.timings.empty()) ir::PassManager::reportTimings(context);
 }
 
-void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target, const std::string& layouts) {
+void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target, const std::string& layouts,
+                    const std::vector<bool>& donated) {
   CompileSwitches switches(evaluator);
   switches.options.layoutTarget = layouts;
+  switches.options.donated = donated;
   const std::string entry = lowered.function->name();
   lowered.executable = evaluator.compiler().compile(std::move(lowered.module), entry, target, switches.options);
   lowered.function = const_cast<ir::Function*>(&lowered.executable->entry());
@@ -406,7 +408,19 @@ const Lowered& JitState::version(Evaluator& evaluator, const Value& fn, Args arg
   options.fix = fix_;
   options.optimize = false; // the compiler runs the target's pipeline
   auto lowered = std::make_unique<Lowered>(lowerFunction(evaluator, fn, args, span, options));
-  compileLowered(evaluator, *lowered, target_, layouts_);
+  // jit :donate: the tensor leaves of the donated arguments, in parameter order.
+  std::vector<bool> donated;
+  if (!donateArgs_.empty()) {
+    if (args.size() < donateArgs_.size())
+      fail(ErrorKind::Type, "jit: :donate names position ", donateArgs_.size() - 1, " (counted from 0) but the call passes ",
+           args.size(), args.size() == 1 ? " argument" : " arguments");
+    for (size_t i = 0; i < lowered->signature.args.size() && i < args.size(); ++i) {
+      std::vector<Tensor> leaves;
+      collect(lowered->signature.args[i], args[i], leaves);
+      donated.insert(donated.end(), leaves.size(), i < donateArgs_.size() && donateArgs_[i]);
+    }
+  }
+  compileLowered(evaluator, *lowered, target_, layouts_, donated);
   std::string fixed;
   if (!(lowered->signature == sig)) {
     // Lowering had to fix leaves by value: from now on they are part of every signature.

@@ -111,7 +111,9 @@ private:
 /// Runs `target`'s pipeline on the lowered (unoptimised) module and compiles its entry;
 /// the executable then holds the module.
 /// `layouts` names other layout preferences than the target's (jit :layouts :tc).
-void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target, const std::string& layouts = {});
+/// `donated` marks the entry's parameters whose memory results may take (jit :donate).
+void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target, const std::string& layouts = {},
+                    const std::vector<bool>& donated = {});
 
 /// Parses "x:f32[128,64],y:i64[128]" (names optional: "f32[2],i64") into names and types.
 void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types);
@@ -119,8 +121,10 @@ void parseSignature(std::string_view text, std::vector<std::string>& names, std:
 /// The compiled versions of one `jit` function.
 class JitState final : public BuiltinState {
 public:
-  JitState(Value fn, std::string target, std::vector<bool> staticArgs, std::string layouts = {})
-      : fn_(std::move(fn)), target_(std::move(target)), staticArgs_(std::move(staticArgs)), layouts_(std::move(layouts)) {}
+  JitState(Value fn, std::string target, std::vector<bool> staticArgs, std::string layouts = {},
+           std::vector<bool> donateArgs = {})
+      : fn_(std::move(fn)), target_(std::move(target)), staticArgs_(std::move(staticArgs)), layouts_(std::move(layouts)),
+        donateArgs_(std::move(donateArgs)) {}
   /// Versions of functions given at each call (callWith): a derivative function's compiled
   /// versions, shared by every derivative builtin made for the same function.
   JitState() : target_(defaultTarget()) {}
@@ -135,12 +139,15 @@ public:
   /// What the last compilation was for, and why it was needed.
   std::string explain() const;
   size_t versions() const { return versions_.size(); }
+  /// The version compiled last, or null before the first call.
+  const Lowered* lastVersion() const { return versions_.empty() ? nullptr : versions_.back().get(); }
 
 private:
   Value fn_;
   std::string target_;
   std::vector<bool> staticArgs_;
   std::string layouts_; ///< jit :layouts: whose layout preferences (empty: the target's)
+  std::vector<bool> donateArgs_; ///< jit :donate: arguments whose memory results may take
   FixLevel fix_ = FixLevel::None; ///< raised once lowering needed the value of a leaf
   std::vector<std::unique_ptr<Lowered>> versions_;
   std::string lastReason_;

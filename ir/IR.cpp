@@ -191,6 +191,80 @@ FusionClass fusionKind(const Operation& fused) {
   return kind;
 }
 
+std::optional<AffineEpilogue> affineEpilogue(const Operation& fused) {
+  if (!fused.code().is(Structural::Fused) || fused.regions().size() != 1 || fused.resultCount() != 1) return {};
+  const Block& block = fused.region(0).block();
+  const Type& type = fused.result()->type();
+  if (type.rank() != 2) return {};
+  // Each region argument's uses in the region: the accumulator may be read only where it
+  // is added (the GEMM overwrites its memory as it goes).
+  std::unordered_map<const Value*, int> uses;
+  for (const auto& op : block.ops())
+    for (const Value* v : op->operands()) ++uses[v];
+  auto argumentIndex = [&](const Value* v) { return v->argumentOf() == &block ? v->index() : -1; };
+  auto isScalar = [](const Value* v) { return v->type().rank() == 0; };
+  AffineEpilogue e;
+  const Value* current = nullptr;
+  bool added = false;
+  for (const auto& owned : block.ops()) {
+    const Operation& op = *owned;
+    if (op.code().is(Structural::Yield)) {
+      if (!current || op.operands().size() != 1 || op.operand(0) != current) return {};
+      return e;
+    }
+    if (op.code().is(Structural::Constant) && isScalar(op.result())) continue;
+    if (!op.code().primitive) return {};
+    const OpInfo& info = opInfo(op.code().kind);
+    if (!current) { // views the product reads, then the product
+      if (info.has(kView)) continue;
+      if (info.fusion != FusionClass::Contraction || !info.has(kReadsViews) || !(op.result()->type() == type)) return {};
+      if (type.dtype != DType::F32 && type.dtype != DType::F64) return {};
+      for (const Value* v : op.operands())
+        if (v->type().dtype != type.dtype || v->type().rank() == 0) return {};
+      current = op.result();
+      continue;
+    }
+    if (e.relu || op.resultCount() != 1) return {}; // relu comes last
+    const bool first = op.operands().size() > 0 && op.operand(0) == current;
+    const Value* other = op.operands().size() == 2 ? op.operand(first ? 1 : 0) : nullptr;
+    if (!first && !(other && op.operand(1) == current)) return {};
+    if (op.code().is(OpKind::Relu)) {
+      e.relu = true;
+    } else if (op.code().is(OpKind::Neg) && !added) {
+      e.alpha = -e.alpha;
+    } else if (op.code().is(OpKind::Mul) && !added && isScalar(other)) {
+      if (const Tensor* c = constantValue(other)) e.alpha *= c->toDouble();
+      else if (argumentIndex(other) >= 0 && e.alphaOperand < 0) e.alphaOperand = argumentIndex(other);
+      else return {};
+    } else if ((op.code().is(OpKind::Add) || (op.code().is(OpKind::Sub) && !first)) && argumentIndex(other) >= 0 &&
+               other->type().dtype == type.dtype) {
+      const int index = argumentIndex(other);
+      const Type& t = other->type();
+      if (t == type && e.accumulator < 0 && uses[other] == 1) {
+        if (op.code().is(OpKind::Sub)) {
+          if (e.bias >= 0) return {}; // x - (αP + b) would negate the bias too
+          e.alpha = -e.alpha;
+        }
+        e.accumulator = index;
+      } else if (op.code().is(OpKind::Add) && e.bias < 0 && t.layout == type.layout && t.concrete()) {
+        const int64_t m = type.dims[0].size, n = type.dims[1].size;
+        if (t.rank() == 1 && t.dims[0].size == n) e.biasAxis = 1;
+        else if (t.rank() == 2 && t.dims[0].size == 1 && t.dims[1].size == n) e.biasAxis = 1;
+        else if (t.rank() == 2 && t.dims[0].size == m && t.dims[1].size == 1) e.biasAxis = 0;
+        else return {};
+        e.bias = index;
+      } else {
+        return {};
+      }
+      added = true;
+    } else {
+      return {};
+    }
+    current = op.result();
+  }
+  return {};
+}
+
 const Tensor* constantValue(const Value* v) {
   const Operation* def = v->def();
   return def && def->code().is(Structural::Constant) ? &def->constant() : nullptr;

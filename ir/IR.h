@@ -35,6 +35,7 @@
 
 #include <functional>
 #include <list>
+#include <optional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -300,6 +301,28 @@ bool touchesLayouts(const Operation& op);
 /// What a `fused` operation's region holds: Contraction if it has a contraction, else
 /// Reduction if it has a reduction, else Elementwise (a loop nest).
 FusionClass fusionKind(const Operation& fused);
+
+/// The epilogue of a fused matrix product that the GEMM applies as it stores C:
+///   result = relu?(accumulator + alpha · product + bias)
+/// with every part optional: `accumulator` an operand of the fused operation of the
+/// result's type, added whole (the GEMM starts from it instead of zero, so the result may
+/// take over its memory: an SGD step w - lr·g updates w in place); alpha a constant times
+/// at most one scalar operand; `bias` a vector operand added along C's rows (biasAxis 0:
+/// [m,1]) or columns (1: [n] or [1,n]). Operand indices are -1 when absent.
+struct AffineEpilogue {
+  int accumulator = -1;
+  double alpha = 1;
+  int alphaOperand = -1;
+  int bias = -1;
+  int biasAxis = 1;
+  bool relu = false;
+};
+/// The affine epilogue of `fused` — a fused contraction whose contraction has the
+/// kReadsViews trait (matmul), operands and a rank-2 result of one dtype, f32 or f64 (the
+/// packed GEMM's) — or nothing if its region holds anything else. Both the memory plan
+/// (which lets the result overwrite the accumulator) and :cpu code generation (which then
+/// must start the GEMM from the accumulator) ask it.
+std::optional<AffineEpilogue> affineEpilogue(const Operation& fused);
 
 /// The tensor a value holds when a constant defines it, else nullptr.
 const Tensor* constantValue(const Value* v);

@@ -53,7 +53,9 @@ std::string MemoryPlan::str(const Function& function) const {
   };
   std::ostringstream out;
   out << "// memory plan of @" << function.name() << ": peak " << arenaBytes << " bytes of arena ("
-      << bytesText(arenaBytes) << "), results " << resultBytes << " bytes\n";
+      << bytesText(arenaBytes) << "), results " << resultBytes << " bytes";
+  if (donatedBytes > 0) out << " (" << donatedBytes << " over donated parameters)";
+  out << "\n";
   out << "//   " << std::left << std::setw(10) << "value" << std::setw(22) << "type" << std::setw(10) << "home"
       << std::right << std::setw(11) << "offset" << std::setw(11) << "bytes" << "  live\n";
   for (const Placement& p : values) {
@@ -63,6 +65,7 @@ std::string MemoryPlan::str(const Function& function) const {
         << (p.home == Home::Arena ? std::to_string(p.offset) : std::string("-")) << std::setw(11) << p.bytes << "  "
         << p.defined << ".." << p.lastUse;
     if (p.home == Home::Shared) out << (p.inPlace ? "  in place of " : "  view of ") << nameOf(p.shares);
+    if (p.donor) out << "  over donated " << nameOf(p.donor);
     out << "\n";
   }
   return out.str();

@@ -43,6 +43,8 @@ struct Placement {
   int lastUse = 0;               ///< program point of the last use (definition if unused)
   const Value* shares = nullptr; ///< Shared: whose memory
   bool inPlace = false;          ///< Shared by an update in place (not a view)
+  const Value* donor = nullptr;  ///< Result: the donated parameter whose buffer it is
+                                 ///< written over (jit :donate), or null
 };
 
 struct MemoryPlan {
@@ -53,6 +55,7 @@ struct MemoryPlan {
   std::unordered_map<const Operation*, std::vector<const Value*>> releasedAfter;
   int64_t arenaBytes = 0;  ///< the arena's size: the peak of temporaries alive at once
   int64_t resultBytes = 0; ///< what the results take in the caller's buffers
+  int64_t donatedBytes = 0; ///< of those, what is written over donated parameters
 
   const Placement* find(const Value* v) const {
     auto it = index.find(v);

@@ -24,6 +24,8 @@ struct PassContext {
   bool printMemoryPlan = false;      ///< plan-memory prints the plans it makes
   std::string layoutTarget;          ///< whose layout preferences the layout passes follow
                                      ///< ("cpu", "tc"; empty: none)
+  std::vector<bool> donated;         ///< the entry's parameters the caller donates: their
+                                     ///< memory may hold results (jit :donate)
   std::string entry;                 ///< the function being compiled, if known: after each
                                      ///< pass the functions it no longer calls are dropped
   std::ostream* out = nullptr;       ///< where printing and timings go (stderr if null)

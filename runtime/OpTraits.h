@@ -34,6 +34,10 @@ enum OpTrait : uint32_t {
   kFiniteAtZero = 1u << 10, ///< f(0) is finite but not 0 (exp, cos): padding stays finite
   kLayoutFromData = 1u << 11, ///< layout-demanding, its result stored as its first operand
                               ///< (conv2d and pooling: NC1HWC0 in and out; matmul: NZ)
+  kReadsViews = 1u << 12,     ///< a contraction whose generated code reads a matrix operand
+                              ///< through a view (a transpose, a slice) in place, for the
+                              ///< dtypes it has kernels for: the fuse pass moves such views
+                              ///< into its group instead of copying them first
 };
 
 /// How an operation may be fused with its neighbours (the fuse pass's rules).

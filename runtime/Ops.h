@@ -70,7 +70,7 @@ namespace tsl {
   X(Take, "take", "take", 2, 2, AxisAttrs, Injective, AxisSensitive, 0, takeType, takeKernel)      \
   X(OneHot, "one-hot", "one_hot", 1, 1, CountAttrs, Injective, AxisSensitive, 0, oneHotType,       \
     oneHotKernel)                                                                                  \
-  X(MatMul, "matmul", "matmul", 2, 2, NoAttrs, Contraction, LayoutDemanding, kLayoutFromData, matmulType,        \
+  X(MatMul, "matmul", "matmul", 2, 2, NoAttrs, Contraction, LayoutDemanding, kLayoutFromData | kReadsViews, matmulType, \
     matmulKernel)                                                                                  \
   X(Dot, "dot", "dot", 2, 2, NoAttrs, Contraction, LayoutDemanding, 0, dotType, dotKernel)         \
   X(Einsum, "einsum", "einsum", 1, -1, EinsumAttrs, Contraction, LayoutDemanding, 0, einsumType,   \

@@ -254,6 +254,7 @@ llvm::AllocaInst* FunctionCodegen::scalarSlot(const ir::Value* v) {
 }
 
 Access FunctionCodegen::access(const ir::Value* v) {
+  if (auto view = views_.find(v); view != views_.end()) return view->second;
   Access a;
   a.dtype = v->type().dtype;
   if (v->type().rank() == 0) {

@@ -7,6 +7,7 @@
 #include "compiler/cpu/Jit.h"
 #include "compiler/cpu/Target.h"
 #include "compiler/passes/Passes.h"
+#include "ir/MemoryPlan.h"
 #include "runtime/Interrupt.h"
 #include "runtime/Layout.h"
 #include "runtime/Views.h"
@@ -48,6 +49,13 @@ public:
     options_.context = nullptr;
     options_.fallbacks = nullptr;
     for (const ir::Type& t : entry_.resultTypes()) results_.push_back(t);
+    // Results the memory plan writes over donated parameters (jit :donate).
+    resultDonor_.assign(results_.size(), -1);
+    const ir::Operation* ret = entry_.body().terminator();
+    if (entry_.plan() && ret)
+      for (size_t r = 0; r < ret->operands().size() && r < results_.size(); ++r)
+        if (const ir::Placement* p = entry_.plan()->find(ret->operand(r)); p && p->donor)
+          resultDonor_[r] = p->donor->index();
   }
 
   const ir::Module& module() const override { return *module_; }
@@ -61,6 +69,7 @@ public:
     std::vector<Tensor> held;     // contiguous inputs and the outputs, alive for the call
     std::vector<uint64_t> scalars(inputs.size() + results_.size());
     held.reserve(inputs.size() + results_.size());
+    std::vector<size_t> heldAt(inputs.size(), SIZE_MAX); // where each tensor argument is in `held`
     for (size_t i = 0; i < inputs.size(); ++i) {
       const ir::Type& type = params[i]->type();
       const Tensor& t = inputs[i];
@@ -72,6 +81,7 @@ public:
         buffers.push_back(&scalars[i]);
       } else {
         held.push_back(denseInLayout(t, type.layout)); // stored as the parameter's type says
+        heldAt[i] = held.size() - 1;
         buffers.push_back(const_cast<char*>(held.back().physicalData()));
       }
     }
@@ -80,6 +90,14 @@ public:
       if (results_[r].rank() == 0) {
         buffers.push_back(&scalars[inputs.size() + r]);
         outputAt.push_back(SIZE_MAX);
+      } else if (const int d = resultDonor_[r]; d >= 0 && writableDonation(inputs, static_cast<size_t>(d))) {
+        // Written over the donated argument's buffer (the one compiled code reads).
+        const Tensor& donor = held[heldAt[static_cast<size_t>(d)]];
+        void* data = const_cast<char*>(donor.physicalData());
+        held.push_back(wrapPhysical(data, results_[r].dtype, results_[r].shape(), results_[r].layout,
+                                    [keep = donor](void*) {}));
+        outputAt.push_back(held.size() - 1);
+        buffers.push_back(data);
       } else {
         held.push_back(emptyInLayout(results_[r].dtype, results_[r].shape(), results_[r].layout));
         outputAt.push_back(held.size() - 1);
@@ -102,6 +120,12 @@ public:
     return outputs;
   }
 
+  MemoryUse memory() const override {
+    MemoryUse use = Executable::memory();
+    use.arenaBytes = program_.frameBytes; // the entry's arena and the frames of what it calls
+    return use;
+  }
+
   std::string inspect(std::string_view what) const override {
     if (what == "fallbacks") {
       std::string out;
@@ -113,6 +137,20 @@ public:
   }
 
 private:
+  /// Whether donated argument `d` may be written over: a tensor argument that is all of
+  /// its memory (not a slice of a larger tensor, which was not donated), which no other
+  /// argument shares (the same tensor passed twice, or a view of it, is still read).
+  static bool writableDonation(std::span<const Tensor> inputs, size_t d) {
+    if (d >= inputs.size() || inputs[d].rank() == 0) return false;
+    const Tensor& t = inputs[d];
+    if (t.offset() != 0 || !t.storage() ||
+        (*t.storage())->bytes() != static_cast<size_t>(physicalBytes(t.layout(), t.shape(), t.dtype())))
+      return false;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (i != d && inputs[i].rank() > 0 && inputs[i].sharesStorageWith(inputs[d])) return false;
+    return true;
+  }
+
   /// The executable's arena, reused by every call; a call made while another holds it
   /// (another thread, or a nested call) gets memory of its own.
   struct Arena {
@@ -144,6 +182,7 @@ private:
   CompileOptions options_;
   Backend& backend_;
   std::vector<ir::Type> results_;
+  std::vector<int> resultDonor_; ///< per result: the donated parameter it is written over, or -1
   Ref<Storage> arena_;
   std::atomic<bool> arenaBusy_{false};
 };

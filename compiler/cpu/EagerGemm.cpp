@@ -18,9 +18,10 @@ extern "C" {
 #define TSL_DECLARE_PACKED(tag, T)                                                                 \
   void tsl_k_packedgemm_##tag(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c,     \
                               int64_t m, int64_t k, int64_t ldc, int64_t colBegin, int64_t colEnd,                  \
-                              void (*kernel)(int64_t, const T*, const T*, T*, int64_t, int32_t), int64_t mr,      \
+                              void (*kernel)(int64_t, const T*, const T*, T*, int64_t, int32_t),                  \
+                              void (*rowsKernel)(int64_t, const T*, const T*, T*, int64_t, int32_t), int64_t mr,  \
                               int64_t nr, int64_t kc, int64_t mc, int64_t nc, const T* bias, int32_t biasAxis,   \
-                              int32_t relu) noexcept;                                              \
+                              int32_t relu, T alpha, int32_t accumulate) noexcept;                 \
   void tsl_k_conv2d_##tag(const T* x, const T* w, T* out, const int64_t* sizes, int64_t chunk, int64_t begin,       \
                           int64_t end, void (*kernel)(int64_t, const T*, const T*, T*, int64_t, int32_t),      \
                              int64_t mr, int64_t nr, int64_t kc) noexcept;
@@ -36,15 +37,16 @@ namespace {
 /// The process's micro-kernels, compiled once into a JIT of their own.
 struct MicroKernels {
   std::shared_ptr<Jit> jit;
-  std::unique_ptr<Jit::Code> code[2]; ///< f32, f64
+  std::unique_ptr<Jit::Code> code[2][2]; ///< [f32, f64][k-major, row-major A panels]
   GemmPlan plan[2];
   bool ready = false;
 };
 
-std::unique_ptr<Jit::Code> compileMicroKernel(const std::shared_ptr<Jit>& jit, DType dtype, const GemmPlan& plan) {
+std::unique_ptr<Jit::Code> compileMicroKernel(const std::shared_ptr<Jit>& jit, DType dtype, const GemmPlan& plan,
+                                              bool rowPanels) {
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>(cat("tsl.eager.gemm.", dtypeName(dtype)), *context);
-  llvm::Function* f = gemmMicroKernel(*module, dtype, plan);
+  llvm::Function* f = gemmMicroKernel(*module, dtype, plan, rowPanels);
   f->setLinkage(llvm::GlobalValue::ExternalLinkage);
   const std::string name = f->getName().str();
   prepareModule(*module, jit->machine());
@@ -65,7 +67,8 @@ MicroKernels* microKernels() {
       for (DType dtype : {DType::F32, DType::F64}) {
         const size_t i = dtype == DType::F32 ? 0 : 1;
         kernels->plan[i] = gemmPlan(dtype, features);
-        kernels->code[i] = compileMicroKernel(kernels->jit, dtype, kernels->plan[i]);
+        for (bool rows : {false, true})
+          kernels->code[i][rows] = compileMicroKernel(kernels->jit, dtype, kernels->plan[i], rows);
       }
       kernels->ready = true;
     } catch (...) {
@@ -80,7 +83,8 @@ TSL_CALLS_GENERATED_CODE void run(const MicroKernels& k, size_t which, Fn packed
                                   const void* b, int64_t ldb, void* c, int64_t ldc, int64_t m, int64_t kk, int64_t n) {
   const GemmPlan& plan = k.plan[which];
   using Micro = void (*)(int64_t, const T*, const T*, T*, int64_t, int32_t);
-  auto micro = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which]->entry()));
+  auto micro = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which][0]->entry()));
+  auto microRows = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which][1]->entry()));
   const T* pa = static_cast<const T*>(a);
   const T* pb = static_cast<const T*>(b);
   T* pc = static_cast<T*>(c);
@@ -90,7 +94,7 @@ TSL_CALLS_GENERATED_CODE void run(const MicroKernels& k, size_t which, Fn packed
       if (t > begin) checkInterrupt(); // a long product's tiles (the pool checks before each chunk)
       const GemmTiling::Chunk at = tiling.chunk(t);
       packed(pa + at.row * lda, lda, 1, pb, ldb, 1, pc + at.row * ldc, at.rows, kk, ldc, at.colBegin, at.colEnd,
-             micro, plan.mr, plan.nr, plan.kc, plan.mc, plan.nc, nullptr, 1, 0);
+             micro, microRows, plan.mr, plan.nr, plan.kc, plan.mc, plan.nc, nullptr, 1, 0, T(1), 0);
     }
   });
 }
@@ -110,7 +114,7 @@ TSL_CALLS_GENERATED_CODE bool runConv(const MicroKernels& k, size_t which, Fn co
                                       void* out, const ConvGeometry& g) {
   const GemmPlan& plan = k.plan[which];
   using Micro = void (*)(int64_t, const T*, const T*, T*, int64_t, int32_t);
-  auto micro = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which]->entry()));
+  auto micro = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which][1]->entry())); // weights in row panels
   const ConvSizes s{g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.ho, g.wo};
   const int64_t sizes[] = {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ho, s.wo};
   const ConvTiling tiling = convTiling(s, plan, threadCount());

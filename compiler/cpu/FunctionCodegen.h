@@ -229,6 +229,9 @@ private:
   size_t firstOutput_ = 0;                                     ///< buffers[] index of result 0
   std::unordered_map<const ir::Value*, size_t> outputIndex_;   ///< values with Home::Result
   std::unordered_map<const ir::Value*, llvm::Value*> values_;  ///< registers or pointers
+  /// Views inside the fused region being emitted, as accesses of the region's arguments
+  /// (a contraction reads its operands through them).
+  std::unordered_map<const ir::Value*, Access> views_;
   std::unordered_map<const ir::Value*, llvm::AllocaInst*> slots_;
 };
 
@@ -236,6 +239,10 @@ private:
 /// loops or calls inside).
 void outerLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
                const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body);
+/// The kernel library's name of an arithmetic dtype ("f32", "i64"), or null if it has no
+/// kernels for it.
+const char* kernelTag(DType d);
+
 /// Whether the interrupt flag behind `flag` (the context's pointer, which may be null) is
 /// set, read at b's insertion point: an i1.
 llvm::Value* interruptSet(llvm::IRBuilder<>& b, llvm::Value* flag);

@@ -73,9 +73,9 @@ ConvTiling convTiling(const ConvSizes& s, const GemmPlan& plan, int threads) {
   return {chunk, tasks, std::max<int64_t>(1, kMinTask / (chunk * mpp))};
 }
 
-llvm::Function* gemmMicroKernel(llvm::Module& module, DType dtype, const GemmPlan& plan) {
+llvm::Function* gemmMicroKernel(llvm::Module& module, DType dtype, const GemmPlan& plan, bool rowPanels) {
   TSL_ASSERT(dtype == DType::F32 || dtype == DType::F64, "gemm: no micro-kernel for ", dtypeName(dtype));
-  const std::string name = cat("tsl_ukr_", dtypeName(dtype), "_", plan.mr, "x", plan.nr);
+  const std::string name = cat("tsl_ukr_", dtypeName(dtype), "_", plan.mr, "x", plan.nr, rowPanels ? "_rows" : "");
   if (llvm::Function* f = module.getFunction(name)) return f;
   llvm::LLVMContext& c = module.getContext();
   llvm::Type* t = dtype == DType::F64 ? llvm::Type::getDoubleTy(c) : llvm::Type::getFloatTy(c);
@@ -132,7 +132,10 @@ llvm::Function* gemmMicroKernel(llvm::Module& module, DType dtype, const GemmPla
   llvm::Value* aCol = b.CreateInBoundsGEP(t, ap, b.CreateMul(p, b.getInt64(static_cast<uint64_t>(plan.mr))));
   std::vector<llvm::Value*> next(count);
   for (int64_t i = 0; i < plan.mr; ++i) {
-    llvm::Value* a = b.CreateAlignedLoad(t, b.CreateConstInBoundsGEP1_64(t, aCol, static_cast<uint64_t>(i)), elementAlign);
+    // A (i, p): at p·mr + i in a k-major panel, at i·kc + p in a row-major one.
+    llvm::Value* aAt = rowPanels ? b.CreateInBoundsGEP(t, ap, b.CreateAdd(b.CreateMul(kc, b.getInt64(static_cast<uint64_t>(i))), p))
+                                 : b.CreateConstInBoundsGEP1_64(t, aCol, static_cast<uint64_t>(i));
+    llvm::Value* a = b.CreateAlignedLoad(t, aAt, elementAlign);
     llvm::Value* splat = b.CreateVectorSplat(static_cast<unsigned>(plan.lanes), a);
     for (int64_t v = 0; v < vectors; ++v) {
       const size_t at = static_cast<size_t>(i * vectors + v);

@@ -71,7 +71,10 @@ ConvTiling convTiling(const ConvSizes& sizes, const GemmPlan& plan, int threads)
 GemmPlan gemmPlan(DType dtype, const std::string& features);
 
 /// The micro-kernel `void(i64 kc, T* ap, T* bp, T* c, i64 ldc, i32 accumulate)` for the
-/// plan, defined in `module` once (internal, named after its shape).
-llvm::Function* gemmMicroKernel(llvm::Module& module, DType dtype, const GemmPlan& plan);
+/// plan, defined in `module` once (internal, named after its shape). A's mr×kc panel is
+/// k-major (A (i, p) at p·mr + i), or row-major with `rowPanels` (at i·kc + p): the
+/// packing copies row-major A's rows whole into the latter, a transposed A's columns
+/// into the former, so neither transposes element by element.
+llvm::Function* gemmMicroKernel(llvm::Module& module, DType dtype, const GemmPlan& plan, bool rowPanels);
 
 } // namespace tsl::compiler::cpu

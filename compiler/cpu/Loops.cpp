@@ -527,6 +527,7 @@ LoopNest FunctionCodegen::nestForRegion(const ir::Operation& fusedOp, const ir::
     const OpInfo& info = opInfo(op.code().kind);
     if (info.has(kView) && leafAccess.count(op.operand(0))) {
       addLeaf(op.result(), viewAccess(op, leafAccess.at(op.operand(0))));
+      views_[op.result()] = leafAccess.at(op.result());
       continue;
     }
     if (info.has(kLoopReduction) || info.fusion == FusionClass::Contraction) {

@@ -9,8 +9,8 @@
 // tsl_run_kernel, each listed with the reason; --print-fallbacks shows every such call a
 // program makes. An emitter may decline a case it does not cover (a dtype, a shape): the
 // operation then falls back too.
+#include "compiler/cpu/Contractions.h"
 #include "compiler/cpu/FunctionCodegen.h"
-#include "compiler/cpu/Gemm.h"
 
 #include "runtime/Creation.h"
 #include "runtime/Structure.h"
@@ -18,12 +18,6 @@
 
 namespace tsl::compiler::cpu {
 
-namespace {
-
-using ir::Home;
-using ir::Operation;
-
-/// The kernel library's name of an arithmetic dtype, or null if it has no kernels for it.
 const char* kernelTag(DType d) {
   switch (d) {
   case DType::F32: return "f32";
@@ -33,6 +27,12 @@ const char* kernelTag(DType d) {
   default: return nullptr;
   }
 }
+
+namespace {
+
+using ir::Home;
+using ir::Operation;
+
 bool isFloatKernelType(DType d) { return d == DType::F32 || d == DType::F64; }
 bool isIndexType(DType d) { return d == DType::I32 || d == DType::I64; }
 
@@ -120,189 +120,6 @@ bool crossEntropy(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   llvm::Value* bad = b.CreateCall(g.library().get(cat("tsl_k_crossentropy_", kernelTag(x.dtype), "_", kernelTag(labels.dtype))),
                                   {g.pointer(op.operand(0)), labelData, out, g.i64(rows), g.i64(classes)});
   checkElements(g, op, bad, labelData, labels.dtype, cat("cross-entropy: label {0} is outside [0, ", classes, ")"));
-  return true;
-}
-
-/// The matrix offsets of batch element `i` (a flat index over `batch`): A's and B's.
-std::pair<llvm::Value*, llvm::Value*> batchOffsets(llvm::IRBuilder<>& ib, llvm::Value* i, const std::vector<int64_t>& batch,
-                                                   const std::vector<int64_t>& strideA, const std::vector<int64_t>& strideB) {
-  llvm::Value* offA = ib.getInt64(0);
-  llvm::Value* offB = ib.getInt64(0);
-  llvm::Value* rest = i;
-  for (size_t d = batch.size(); d-- > 0;) {
-    llvm::Value* size = ib.getInt64(static_cast<uint64_t>(batch[d]));
-    llvm::Value* at = ib.CreateURem(rest, size);
-    rest = ib.CreateUDiv(rest, size);
-    offA = ib.CreateAdd(offA, ib.CreateMul(at, ib.getInt64(static_cast<uint64_t>(strideA[d]))));
-    offB = ib.CreateAdd(offB, ib.CreateMul(at, ib.getInt64(static_cast<uint64_t>(strideB[d]))));
-  }
-  return {offA, offB};
-}
-
-/// f32 and f64 matmul on the packed GEMM (kernels/Kernels.h) with the micro-kernel
-/// generated for this CPU (Gemm.h). One matrix: chunks of whole register tiles of
-/// columns run in parallel (each packs its own block of B once, and all of A); a batch:
-/// its matrices run in parallel.
-bool packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int64_t m, int64_t k, int64_t n,
-                  const std::vector<int64_t>& batch, const std::vector<int64_t>& strideA,
-                  const std::vector<int64_t>& strideB) {
-  const DType dtype = op.result()->type().dtype;
-  const GemmPlan plan = gemmPlan(dtype, g.moduleCodegen().options.cpuFeatures);
-  llvm::Function* kernel = g.library().get(cat("tsl_k_packedgemm_", kernelTag(dtype)));
-  llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dtype, plan);
-  llvm::Type* t = g.storageType(dtype);
-  auto callRows = [&](llvm::IRBuilder<>& ib, llvm::Value* a, llvm::Value* b, llvm::Value* c, llvm::Value* rows,
-                      llvm::Value* colBegin, llvm::Value* colEnd) {
-    auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
-    ib.CreateCall(kernel, {a, i64(k), i64(1), b, i64(n), i64(1), c, rows, i64(k), i64(n), colBegin, colEnd, micro,
-                           i64(plan.mr), i64(plan.nr), i64(plan.kc), i64(plan.mc), i64(plan.nc),
-                           llvm::ConstantPointerNull::get(ib.getPtrTy()), ib.getInt32(1), ib.getInt32(0)});
-  };
-  auto call = [&](llvm::IRBuilder<>& ib, llvm::Value* a, llvm::Value* b, llvm::Value* c, llvm::Value* colBegin,
-                  llvm::Value* colEnd) { callRows(ib, a, b, c, ib.getInt64(static_cast<uint64_t>(m)), colBegin, colEnd); };
-  const int64_t batches = product(batch);
-  if (batches == 1 && m * k * n >= (int64_t(1) << 34)) {
-    // A long product: tiles of rows × columns (GemmTiling), so that an interrupt is seen
-    // between them.
-    const GemmTiling tiling = gemmTiling(m, k, n, plan, 1);
-    g.parallel(tiling.chunks(), 1, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out, g.interruptFlag()},
-               [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-                 outerLoop(ib, begin, end, [&](llvm::IRBuilder<>& lb, llvm::Value* tile) {
-                   // Each tile first polls the interrupt flag (skipping its work once set);
-                   // the caller polls it after the loop.
-                   llvm::Function* fn = lb.GetInsertBlock()->getParent();
-                   llvm::BasicBlock* work = llvm::BasicBlock::Create(fn->getContext(), "tile.work", fn);
-                   llvm::BasicBlock* next = llvm::BasicBlock::Create(fn->getContext(), "tile.next", fn);
-                   lb.CreateCondBr(interruptSet(lb, got[3]), next, work);
-                   lb.SetInsertPoint(work);
-                   auto i64 = [&](int64_t v) { return lb.getInt64(static_cast<uint64_t>(v)); };
-                   auto min = [&](llvm::Value* x, llvm::Value* y) { return lb.CreateSelect(lb.CreateICmpSLT(x, y), x, y); };
-                   llvm::Value* row = lb.CreateMul(lb.CreateUDiv(tile, i64(tiling.colChunks)), i64(tiling.rowBlock));
-                   llvm::Value* col = lb.CreateMul(lb.CreateURem(tile, i64(tiling.colChunks)), i64(tiling.colBlock));
-                   llvm::Value* rows = min(i64(tiling.rowBlock), lb.CreateSub(i64(m), row));
-                   llvm::Value* colEnd = min(i64(n), lb.CreateAdd(col, i64(tiling.colBlock)));
-                   callRows(lb, lb.CreateInBoundsGEP(t, got[0], lb.CreateMul(row, i64(k))), got[1],
-                            lb.CreateInBoundsGEP(t, got[2], lb.CreateMul(row, i64(n))), rows, col, colEnd);
-                   lb.CreateBr(next);
-                   lb.SetInsertPoint(next);
-                 });
-               });
-    g.pollInterrupt();
-    return true;
-  }
-  if (batches == 1) {
-    const int64_t tiles = (n + plan.nr - 1) / plan.nr;
-    // One chunk per thread (each packs all of A), of at least 2^22 multiply-adds.
-    const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 22) / std::max<int64_t>(1, m * k * plan.nr));
-    g.parallel(tiles, grain, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
-               [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-                 llvm::Value* nr = ib.getInt64(static_cast<uint64_t>(plan.nr));
-                 llvm::Value* last = ib.CreateMul(end, nr);
-                 llvm::Value* colEnd = ib.CreateSelect(ib.CreateICmpSLT(last, ib.getInt64(static_cast<uint64_t>(n))), last,
-                                                       ib.getInt64(static_cast<uint64_t>(n)));
-                 call(ib, got[0], got[1], got[2], ib.CreateMul(begin, nr), colEnd);
-               },
-               /*perThread=*/true);
-    return true;
-  }
-  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 22) / std::max<int64_t>(1, m * n * k));
-  g.parallel(batches, grain, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
-             [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-               outerLoop(ib, begin, end, [&](llvm::IRBuilder<>& lb, llvm::Value* i) {
-                 auto [offA, offB] = batchOffsets(lb, i, batch, strideA, strideB);
-                 llvm::Value* offC = lb.CreateMul(i, lb.getInt64(static_cast<uint64_t>(m * n)));
-                 call(lb, lb.CreateInBoundsGEP(t, got[0], offA), lb.CreateInBoundsGEP(t, got[1], offB),
-                      lb.CreateInBoundsGEP(t, got[2], offC), lb.getInt64(0), lb.getInt64(static_cast<uint64_t>(n)));
-               });
-             });
-  return true;
-}
-
-/// matmul, and dot where it is matmul (NumPy: b of rank ≤ 2, or a vector a):
-/// [..., m, k] @ [..., k, n] with broadcast batch axes, a vector operand taken as a row
-/// (left) or a column (right).
-bool matmul(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
-  const ir::Type& ta = op.operand(0)->type();
-  const ir::Type& tb = op.operand(1)->type();
-  const DType dtype = op.result()->type().dtype;
-  if (!kernelTag(dtype) || ta.dtype != dtype || tb.dtype != dtype || ta.rank() == 0 || tb.rank() == 0) return false;
-  // dot is matmul when b has at most two axes, or a has one; otherwise it pairs every
-  // row of a with every matrix of b.
-  if (op.code().is(OpKind::Dot) && tb.rank() > 2 && ta.rank() != 1) return false;
-  std::vector<int64_t> a = dimsOf(ta), b = dimsOf(tb);
-  if (a.size() == 1) a.insert(a.begin(), 1);
-  if (b.size() == 1) b.push_back(1);
-  const int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
-  // Batch axes, right-aligned and broadcast: strides of each operand's matrices (0 where
-  // it is broadcast), and the batch's shape.
-  const size_t batchRank = std::max(a.size(), b.size()) - 2;
-  std::vector<int64_t> batch(batchRank, 1), strideA(batchRank, 0), strideB(batchRank, 0);
-  for (size_t d = 0; d < batchRank; ++d) {
-    const ptrdiff_t da = static_cast<ptrdiff_t>(d) - static_cast<ptrdiff_t>(batchRank - (a.size() - 2));
-    const ptrdiff_t db = static_cast<ptrdiff_t>(d) - static_cast<ptrdiff_t>(batchRank - (b.size() - 2));
-    const int64_t sa = da >= 0 ? a[static_cast<size_t>(da)] : 1, sb = db >= 0 ? b[static_cast<size_t>(db)] : 1;
-    batch[d] = std::max(sa, sb);
-    if (da >= 0 && sa != 1) strideA[d] = product(a, static_cast<size_t>(da) + 1);
-    if (db >= 0 && sb != 1) strideB[d] = product(b, static_cast<size_t>(db) + 1);
-  }
-  const int64_t batches = product(batch);
-  if (batches * m * n == 0) return true;
-  if (dtype == DType::F32 || dtype == DType::F64) return packedMatmul(g, op, out, m, k, n, batch, strideA, strideB);
-  llvm::Function* gemm = g.library().get(cat("tsl_k_gemm_", kernelTag(dtype)));
-  llvm::Type* t = g.storageType(dtype);
-  const int64_t grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(n * std::max<int64_t>(k, 1), 1));
-  if (batches == 1) {
-    g.parallel(m, grain, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
-               [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-                 ib.CreateCall(gemm, {got[0], got[1], got[2], ib.getInt64(static_cast<uint64_t>(n)),
-                                      ib.getInt64(static_cast<uint64_t>(k)), ib.getInt64(static_cast<uint64_t>(k)),
-                                      ib.getInt64(static_cast<uint64_t>(n)), ib.getInt64(static_cast<uint64_t>(n)), begin, end});
-               });
-    return true;
-  }
-  g.parallel(batches, std::max<int64_t>(1, grain / std::max<int64_t>(m, 1)),
-             {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
-             [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-               outerLoop(ib, begin, end, [&](llvm::IRBuilder<>& lb, llvm::Value* i) {
-                 auto [offA, offB] = batchOffsets(lb, i, batch, strideA, strideB);
-                 llvm::Value* offC = lb.CreateMul(i, lb.getInt64(static_cast<uint64_t>(m * n)));
-                 auto i64 = [&](int64_t v) { return lb.getInt64(static_cast<uint64_t>(v)); };
-                 lb.CreateCall(gemm, {lb.CreateInBoundsGEP(t, got[0], offA), lb.CreateInBoundsGEP(t, got[1], offB),
-                                      lb.CreateInBoundsGEP(t, got[2], offC), i64(n), i64(k), i64(k), i64(n), i64(n),
-                                      i64(0), i64(m)});
-               });
-             });
-  return true;
-}
-
-/// f32 and f64 conv2d on the packed convolution (kernels/PackedGemm.h): B's panels are
-/// gathered from the NCHW image as they are packed, so the output is the GEMM's C
-/// directly. Tasks of output positions of one image (ConvTiling) run in parallel; the
-/// tiling is fixed at compile time, for up to 16 threads.
-bool conv2d(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
-  const ir::Type& x = op.operand(0)->type();
-  const ir::Type& w = op.operand(1)->type();
-  const ir::Type& y = op.result()->type();
-  const DType dtype = y.dtype;
-  if ((dtype != DType::F32 && dtype != DType::F64) || x.dtype != dtype || w.dtype != dtype) return false;
-  const std::vector<int64_t> xs = dimsOf(x), ws = dimsOf(w), ys = dimsOf(y);
-  const auto& attrs = std::get<Conv2dAttrs>(op.attrs());
-  if (product(ys) == 0) return true;
-  const GemmPlan plan = gemmPlan(dtype, g.moduleCodegen().options.cpuFeatures);
-  llvm::Function* kernel = g.library().get(cat("tsl_k_conv2d_", kernelTag(dtype)));
-  llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dtype, plan);
-  const ConvSizes s{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], attrs.stride[0], attrs.stride[1],
-                    attrs.padding[0], attrs.padding[1], ys[2], ys[3]};
-  const ConvTiling tiling = convTiling(s, plan, 16);
-  std::vector<llvm::Value*> sizes;
-  for (int64_t v : {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ho, s.wo}) sizes.push_back(g.i64(v));
-  llvm::Value* sizeArray = g.array(sizes, g.builder().getInt64Ty());
-  g.parallel(tiling.tasks, tiling.grain, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out, sizeArray},
-             [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-               auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
-               ib.CreateCall(kernel, {got[0], got[1], got[2], got[3], i64(tiling.chunk), begin, end, micro,
-                                      i64(plan.mr), i64(plan.nr), i64(plan.kc)});
-             });
   return true;
 }
 
@@ -437,8 +254,8 @@ struct Row {
 /// Operations with an emitter of their own.
 const Row kEmitters[] = {
     {OpKind::Softmax, softmax},   {OpKind::LogSoftmax, logSoftmax},     {OpKind::LayerNorm, layerNorm},
-    {OpKind::LogSumExp, logSumExp}, {OpKind::CrossEntropy, crossEntropy}, {OpKind::MatMul, matmul},
-    {OpKind::Dot, matmul},        {OpKind::Conv2d, conv2d},             {OpKind::Take, take},                 {OpKind::OneHot, oneHot},
+    {OpKind::LogSumExp, logSumExp}, {OpKind::CrossEntropy, crossEntropy}, {OpKind::MatMul, emitMatmul},
+    {OpKind::Dot, emitMatmul},    {OpKind::Conv2d, emitConv2d},             {OpKind::Take, take},                 {OpKind::OneHot, oneHot},
     {OpKind::Concat, concat},     {OpKind::Stack, stack},               {OpKind::Pad, pad},
     {OpKind::Full, full},         {OpKind::SliceGrad, sliceGrad},
 };
@@ -576,13 +393,35 @@ void FunctionCodegen::fused(const Operation& op) {
   const LoopNest nest = nestForRegion(op, special);
   if (special && opInfo(special->code().kind).fusion == FusionClass::Contraction) {
     TSL_ASSERT(special->result()->type() == result->type(), "cpu: an epilogue that changes the contraction's type");
-    emitInto(*special, out); // the contraction, then its epilogue over its result in place
-    if (!nest.ops.empty()) emitLoop(nest, outputAccess(result));
+    // The GEMM applies an epilogue of bias and relu as it stores C; anything else runs
+    // as a loop over the contraction's result, in place.
+    if (const auto affine = ir::affineEpilogue(op)) {
+      // Always taken when the IR has one: the memory plan may have let the result
+      // overwrite the accumulator, which only starting the GEMM from it computes right.
+      GemmEpilogue e;
+      e.relu = affine->relu;
+      e.biasAxis = affine->biasAxis;
+      if (affine->bias >= 0) e.bias = pointer(op.operand(static_cast<size_t>(affine->bias)));
+      if (affine->accumulator >= 0) e.accumulator = pointer(op.operand(static_cast<size_t>(affine->accumulator)));
+      const DType dtype = result->type().dtype;
+      llvm::Value* alpha = llvm::ConstantFP::get(storageType(dtype), affine->alpha);
+      if (affine->alphaOperand >= 0) {
+        const ir::Value* s = op.operand(static_cast<size_t>(affine->alphaOperand));
+        alpha = builder().CreateFMul(alpha, convert(builder(), scalar(s), s->type().dtype, dtype));
+      }
+      if (affine->alpha != 1 || affine->alphaOperand >= 0) e.alpha = alpha;
+      const bool emitted = emitMatmulWithEpilogue(*this, *special, out, e);
+      TSL_ASSERT(emitted, "cpu: a matrix product with an affine epilogue had no GEMM");
+    } else {
+      emitInto(*special, out);
+      if (!nest.ops.empty()) emitLoop(nest, outputAccess(result));
+    }
   } else if (special) {
     emitReduction(nest, *special, out);
   } else {
     emitLoop(nest, outputAccess(result));
   }
+  views_.clear();
   if (result->type().rank() == 0) finishScalar(result);
 }
 

@@ -11,6 +11,9 @@
 //  - a reduction absorbs the elementwise producers of its input (one pass over memory);
 //  - a contraction takes the elementwise chain that consumes it as its epilogue, when
 //    the chain's result has the contraction's type (the epilogue updates it in place);
+//  - a contraction that reads its operands through views (the kReadsViews trait: matmul)
+//    takes the transposes and slices of matrices it alone reads, so that no copy of them
+//    is made (a matmul with such a view is a group even without an epilogue);
 //  - a producer joins only if the group is its only user (anything else would compute it
 //    twice or store it anyway), and rank-0 chains stay as they are (scalars live in
 //    registers already). Scalar constants are copied into the region.
@@ -81,6 +84,12 @@ private:
   std::vector<Operation*> grow(Operation& root, const std::unordered_set<const Operation*>& taken) {
     const FusionClass rootClass = classOf(root);
     const bool reduction = isLoopReduction(root);
+    if (rootClass == FusionClass::Contraction) { // a contraction alone, with the views it reads
+      std::vector<Operation*> group{&root};
+      std::unordered_set<const Operation*> in{&root};
+      absorbViews(root, group, in, taken);
+      return group;
+    }
     if (rootClass != FusionClass::Elementwise && !reduction) return {&root};
     if (ir::touchesLayouts(root)) return {&root}; // loops index row-major elements
     if (root.resultCount() != 1) return {&root};
@@ -96,6 +105,7 @@ private:
       work.pop_back();
       // Reductions read their operand over the whole space; so do elementwise operations,
       // whose operands may be of a smaller (broadcast) shape and then stay outside.
+      if (classOf(*op) == FusionClass::Contraction) absorbViews(*op, group, in, taken);
       if (isAffineView(*op) || classOf(*op) == FusionClass::Contraction) continue; // leaves: operands stay outside
       for (ir::Value* operand : op->operands()) {
         Operation* producer = operand->def();
@@ -119,6 +129,27 @@ private:
       }
     }
     return group;
+  }
+
+  /// Adds to the group the views producing operands of `contraction` that it reads in
+  /// place (the kReadsViews trait): matrices (rank 2) of a dtype it has kernels for,
+  /// used by it alone.
+  void absorbViews(Operation& contraction, std::vector<Operation*>& group, std::unordered_set<const Operation*>& in,
+                   const std::unordered_set<const Operation*>& taken) {
+    if (!contraction.code().primitive || !opInfo(contraction.code().kind).has(kReadsViews)) return;
+    if (ir::touchesLayouts(contraction)) return;
+    for (ir::Value* operand : contraction.operands()) {
+      Operation* producer = operand->def();
+      if (!producer || producer->parent() != &block_ || in.count(producer) || taken.count(producer)) continue;
+      if (!isAffineView(*producer) || producer->resultCount() != 1 || uses_.at(operand) != 1) continue;
+      if (ir::touchesLayouts(*producer) || producer->operand(0)->type().rank() == 0) continue;
+      const ir::Type& t = operand->type();
+      const DType d = t.dtype;
+      if (t.rank() != 2 || !t.concrete() || !(d == DType::F32 || d == DType::F64 || d == DType::I32 || d == DType::I64))
+        continue;
+      in.insert(producer);
+      group.push_back(producer);
+    }
   }
 
   /// Replaces the group by one `fused` operation at the root's place.

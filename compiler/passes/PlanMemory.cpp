@@ -10,7 +10,10 @@
 // its operand's memory; an elementwise operation whose operand dies there, with the same
 // shape and size, updates it in place; everything else gets an arena slot. Slots are
 // assigned first-fit in program order, reusing the memory of values whose last use is
-// before the new value's definition, aligned to kArenaAlignment.
+// before the new value's definition, aligned to kArenaAlignment. A matrix product whose
+// epilogue adds it onto a value of its type (ir::affineEpilogue) may overwrite that value
+// too. Under jit :donate, a result may be written over a donated parameter on the same
+// terms (the caller passes the parameter's buffer for it).
 #include "compiler/passes/Passes.h"
 
 #include "ir/MemoryPlan.h"
@@ -18,6 +21,7 @@
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <set>
 
 namespace tsl::compiler {
 
@@ -44,6 +48,8 @@ bool readsInPlace(const Operation& op, size_t index) {
                                                        dtypeSize(operand->type().dtype) == dtypeSize(op.result()->type().dtype)))
     return false;
   if (op.code().primitive) return opInfo(op.code().kind).fusion == FusionClass::Elementwise;
+  // A matrix product that starts from this operand (its accumulator) instead of zero.
+  if (const auto epilogue = ir::affineEpilogue(op)) return epilogue->accumulator == static_cast<int>(index);
   if (!op.code().is(Structural::Fused) || ir::fusionKind(op) != FusionClass::Elementwise) return false;
   // In a fused loop: the argument must only feed elementwise operations of the result's shape.
   const ir::Value* arg = op.region(0).block().argument(index);
@@ -67,7 +73,8 @@ int64_t aligned(int64_t bytes) { return (bytes + ir::kArenaAlignment - 1) / ir::
 
 class Planner {
 public:
-  explicit Planner(const ir::Function& f) : f_(f), plan_(std::make_shared<ir::MemoryPlan>()) {}
+  Planner(const ir::Function& f, std::vector<bool> donated)
+      : f_(f), plan_(std::make_shared<ir::MemoryPlan>()), donated_(std::move(donated)) {}
 
   std::shared_ptr<ir::MemoryPlan> run() {
     // Parameters first, at point 0.
@@ -75,6 +82,7 @@ public:
     number(f_.body(), false);
     lastUses();
     homes();
+    if (!donated_.empty()) donations();
     arena();
     releases();
     return plan_;
@@ -194,6 +202,35 @@ private:
     }
   }
 
+  /// Results written over donated parameters: a result whose operation is the last to
+  /// read the parameter, reading it in place (element i of the result from element i of
+  /// the parameter, or as the product's accumulator), and reads it through no other
+  /// operand. The caller passes the parameter's buffer as the result's.
+  void donations() {
+    std::set<const ir::Value*> taken;
+    for (Placement& p : plan_->values) {
+      if (p.home != Home::Result || p.bytes <= 0) continue;
+      const Operation* def = info_.at(p.value).def;
+      if (!def || def->resultCount() != 1) continue;
+      for (size_t i = 0; i < def->operands().size(); ++i) {
+        const ir::Value* root = plan_->root(def->operand(i));
+        const Placement& r = placement(root);
+        if (r.home != Home::Parameter || taken.count(root) || r.bytes != p.bytes || r.lastUse != start_.at(def)) continue;
+        const size_t param = static_cast<size_t>(root->index());
+        if (root->argumentOf() != &f_.body() || param >= donated_.size() || !donated_[param]) continue;
+        if (!readsInPlace(*def, i)) continue;
+        bool alone = true; // no other operand reads the same memory
+        for (size_t j = 0; j < def->operands().size(); ++j)
+          if (j != i && plan_->root(def->operand(j)) == root) alone = false;
+        if (!alone) continue;
+        p.donor = root;
+        plan_->donatedBytes += p.bytes;
+        taken.insert(root);
+        break;
+      }
+    }
+  }
+
   /// Makes the memory of `v` (and what it shares) live until `point`.
   void extend(const ir::Value* v, int point) {
     for (int guard = 0; v && guard < 1 << 20; ++guard) {
@@ -239,6 +276,7 @@ private:
 
   const ir::Function& f_;
   std::shared_ptr<ir::MemoryPlan> plan_;
+  std::vector<bool> donated_; ///< of the function's parameters (the entry's, under jit :donate)
   std::unordered_map<const ir::Value*, Info> info_;
   std::unordered_map<const Operation*, int> start_, end_;
   std::unordered_map<const Block*, const Operation*> parentOp_;
@@ -250,7 +288,7 @@ public:
   const char* name() const override { return "plan-memory"; }
   bool run(ir::Module& module, ir::PassContext& context) override {
     for (const auto& f : module.functions()) {
-      f->setPlan(Planner(*f).run());
+      f->setPlan(Planner(*f, f->name() == context.entry ? context.donated : std::vector<bool>{}).run());
       if (context.printMemoryPlan) (context.out ? *context.out : std::cerr) << f->plan()->str(*f);
     }
     return false; // the IR is unchanged

@@ -97,35 +97,29 @@ TSL_CROSS_ENTROPY(f64, double, i64, int64_t)
 
 namespace {
 
-/// C[rows begin..end) = A · B: row-major with unit column strides. A tile of kRows rows
-/// by kColumns columns of C is accumulated in registers over the whole of k, reading a
-/// row segment of B and broadcasting one element of A per row for each step of k; edge
-/// tiles take the same loops with smaller bounds. Integer matmul runs it (integers wrap:
-/// the library is built with -fwrapv), and packedGemm when it has no memory to pack.
+/// C[rows begin..end) = A · B, A (i, p) at a[i * ars + p * acs], B (p, j) at
+/// b[p * brs + j * bcs], C row-major (row stride ldc). A tile of kRows rows by kColumns
+/// columns of C is accumulated in registers over the whole of k, reading a row segment of
+/// B and broadcasting one element of A per row for each step of k; edge tiles take the
+/// same loops with smaller bounds. Integer matmul runs it (integers wrap: the library is
+/// built with -fwrapv).
 template <typename T>
-void gemm(const T* a, const T* b, T* c, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc, int64_t begin,
-          int64_t end) {
+void gemm(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c, int64_t n, int64_t k,
+          int64_t ldc, int64_t begin, int64_t end) {
   constexpr int64_t kRows = 4, kColumns = 128 / sizeof(T);
   for (int64_t i0 = begin; i0 < end; i0 += kRows) {
     const int64_t rows = std::min(kRows, end - i0);
     for (int64_t j0 = 0; j0 < n; j0 += kColumns) {
       const int64_t columns = std::min(kColumns, n - j0);
       T tile[kRows][kColumns] = {};
-      if (rows == kRows && columns == kColumns) {
-        for (int64_t p = 0; p < k; ++p) {
-          const T* brow = b + p * ldb + j0;
-          for (int64_t r = 0; r < kRows; ++r) {
-            const T av = a[(i0 + r) * lda + p];
-            for (int64_t j = 0; j < kColumns; ++j) tile[r][j] += av * brow[j];
-          }
-        }
-      } else {
-        for (int64_t p = 0; p < k; ++p) {
-          const T* brow = b + p * ldb + j0;
-          for (int64_t r = 0; r < rows; ++r) {
-            const T av = a[(i0 + r) * lda + p];
+      for (int64_t p = 0; p < k; ++p) {
+        const T* brow = b + p * brs + j0 * bcs;
+        for (int64_t r = 0; r < rows; ++r) {
+          const T av = a[(i0 + r) * ars + p * acs];
+          if (bcs == 1)
             for (int64_t j = 0; j < columns; ++j) tile[r][j] += av * brow[j];
-          }
+          else
+            for (int64_t j = 0; j < columns; ++j) tile[r][j] += av * brow[j * bcs];
         }
       }
       for (int64_t r = 0; r < rows; ++r)
@@ -163,9 +157,9 @@ void oneHot(const L* labels, float* out, int64_t count, int64_t n) {
 } // namespace
 
 #define TSL_GEMM(tag, T)                                                                           \
-  extern "C" void tsl_k_gemm_##tag(const T* a, const T* b, T* c, int64_t n, int64_t k, int64_t lda, int64_t ldb, \
-                                   int64_t ldc, int64_t begin, int64_t end) noexcept {             \
-    gemm<T>(a, b, c, n, k, lda, ldb, ldc, begin, end);                                             \
+  extern "C" void tsl_k_gemm_##tag(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c, \
+                                   int64_t n, int64_t k, int64_t ldc, int64_t begin, int64_t end) noexcept { \
+    gemm<T>(a, ars, acs, b, brs, bcs, c, n, k, ldc, begin, end);                                   \
   }                                                                                                \
   TSL_KERNEL_EXPORT(tsl_k_gemm_##tag)
 TSL_GEMM(f32, float)
@@ -173,16 +167,20 @@ TSL_GEMM(f64, double)
 TSL_GEMM(i32, int32_t)
 TSL_GEMM(i64, int64_t)
 
-// The packed GEMM over columns [colBegin, colEnd), with the module's micro-kernel:
-// A (i, p) at a[i * ars + p * acs], B (p, j) at b[p * brs + j * bcs], row-major C; then
-// + bias (per row when biasAxis is 0, per column when 1; none when null) and relu.
+// The packed GEMM over columns [colBegin, colEnd), with the module's micro-kernels (for
+// k-major and row-major A panels; conv2d takes the row-major one):
+// A (i, p) at a[i * ars + p * acs], B (p, j) at b[p * brs + j * bcs], row-major C:
+// C = (accumulate ? C : 0) + alpha·A·B, then + bias (per row when biasAxis is 0, per
+// column when 1; none when null), then relu.
 #define TSL_PACKED_GEMM(tag, T)                                                                    \
   extern "C" void tsl_k_packedgemm_##tag(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs, \
                                          T* c, int64_t m, int64_t k, int64_t ldc, int64_t colBegin, int64_t colEnd, \
-                                         MicroKernel<T> kernel, int64_t mr, int64_t nr, int64_t kc, int64_t mc, \
-                                         int64_t nc, const T* bias, int32_t biasAxis, int32_t relu) noexcept { \
-    packedGemm<T>(Strided<T>{a, ars, acs}, Strided<T>{b, brs, bcs}, c, m, k, ldc, colBegin, colEnd, kernel, \
-                  GemmBlocking{mr, nr, kc, mc, nc}, Epilogue<T>{bias, biasAxis, relu});                \
+                                         MicroKernel<T> kernel, MicroKernel<T> rowsKernel, int64_t mr, int64_t nr, \
+                                         int64_t kc, int64_t mc,                                   \
+                                         int64_t nc, const T* bias, int32_t biasAxis, int32_t relu, T alpha, \
+                                         int32_t accumulate) noexcept {                            \
+    packedGemm<T>(Strided<T>{a, ars, acs}, Strided<T>{b, brs, bcs}, c, m, k, ldc, colBegin, colEnd, kernel,     \
+                  rowsKernel, GemmBlocking{mr, nr, kc, mc, nc}, Epilogue<T>{bias, biasAxis, relu, alpha, accumulate}); \
   }                                                                                                \
   TSL_KERNEL_EXPORT(tsl_k_packedgemm_##tag)                                                        \
   extern "C" void tsl_k_conv2d_##tag(const T* x, const T* w, T* out, const int64_t* sizes, int64_t chunk,     \

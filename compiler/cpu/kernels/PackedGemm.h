@@ -5,9 +5,10 @@
 // micro-kernel streams — A into mr×kc panels, B into kc×nr panels, both k-major — and C
 // is computed an mr×nr tile at a time. What differs is where the panels come from:
 //  - packedGemm reads A and B as matrices with any row and column strides (so a
-//    transposed operand is read in place, never copied first), and applies an epilogue —
-//    a bias per row or per column, then relu — to each tile of C as its last block of k
-//    is stored, while the tile is still in L1;
+//    transposed operand is read in place, never copied first), scales A as it packs
+//    it, may start from C instead of zero, and applies an epilogue — a bias per row or
+//    per column, then relu — to each tile of C as its last block of k is stored, while
+//    the tile is still in L1: C = relu(C₀ + α·A·B + bias), an SGD step or a layer;
 //  - packedConv gathers B's panels straight from an NCHW image ("im2col" folded into the
 //    packing: row (c, ki, kj) of a panel is the run of input pixels that output
 //    positions multiply by w[., c, ki, kj], zeros where the window reads padding), so no
@@ -53,13 +54,16 @@ struct Strided {
   T at(int64_t i, int64_t j) const { return data[i * rows + j * cols]; }
 };
 
-/// What packedGemm applies to C after the product: + bias (indexed by the row when
-/// biasAxis is 0, by the column when 1; none when null), then relu when `relu`.
+/// What packedGemm computes besides A·B: C = (accumulate ? C : 0) + alpha·A·B, then
+/// + bias (indexed by the row when biasAxis is 0, by the column when 1; none when null),
+/// then relu when `relu`.
 template <typename T>
 struct Epilogue {
   const T* bias = nullptr;
   int32_t biasAxis = 1;
   int32_t relu = 0;
+  T alpha = T(1);
+  int32_t accumulate = 0;
   bool any() const { return bias || relu; }
   /// Applies it to the rows × cols tile at c (row stride ldc), whose top-left element is
   /// C[row, col].
@@ -122,34 +126,47 @@ size_t alignedBytes(int64_t elements) {
   return static_cast<size_t>((elements * static_cast<int64_t>(sizeof(T)) + 63) / 64 * 64);
 }
 
-/// Packs A's rows [row, row + rows) and k in [pc, pc + kc) into mr×kc panels (k-major),
-/// zero past `rows`.
+/// Whether A's panels are row-major (A (i, p) at i·kc + p): for an A whose rows are
+/// contiguous, so that packing copies whole rows; otherwise k-major (at p·mr + i), so that
+/// a transposed A's contiguous columns are copied whole. The micro-kernel is generated
+/// for each (compiler/cpu/Gemm.h).
 template <typename T>
-void packA(Strided<T> a, int64_t row, int64_t rows, int64_t pc, int64_t kc, int64_t mr, T* ap) {
+bool rowPanels(Strided<T> a) {
+  return a.cols == 1;
+}
+
+/// Packs A's rows [row, row + rows) and k in [pc, pc + kc) into mr×kc panels (rowPanels
+/// says which layout), zero past `rows`, each element times alpha.
+template <typename T>
+void packA(Strided<T> a, int64_t row, int64_t rows, int64_t pc, int64_t kc, int64_t mr, T* ap, T alpha = T(1)) {
+  const bool byRows = rowPanels(a);
   for (int64_t ir = 0; ir < rows; ir += mr) {
     T* panel = ap + ir * kc;
     const int64_t live = std::min(mr, rows - ir);
-    if (a.rows == 1) { // a transposed operand: A's column runs along memory
-      for (int64_t p = 0; p < kc; ++p) {
-        const T* from = a.data + (pc + p) * a.cols + row + ir;
-        T* to = panel + p * mr;
-        for (int64_t i = 0; i < live; ++i) to[i] = from[i];
-        for (int64_t i = live; i < mr; ++i) to[i] = T(0);
+    if (byRows) {
+      for (int64_t i = 0; i < mr; ++i) {
+        T* to = panel + i * kc;
+        if (i >= live) {
+          for (int64_t p = 0; p < kc; ++p) to[p] = T(0);
+          continue;
+        }
+        const T* from = a.data + (row + ir + i) * a.rows + pc;
+        for (int64_t p = 0; p < kc; ++p) to[p] = from[p];
       }
       continue;
     }
-    for (int64_t i = 0; i < mr; ++i) {
-      if (i >= live) {
-        for (int64_t p = 0; p < kc; ++p) panel[p * mr + i] = T(0);
-        continue;
-      }
-      const T* from = a.data + (row + ir + i) * a.rows + pc * a.cols;
-      if (a.cols == 1)
-        for (int64_t p = 0; p < kc; ++p) panel[p * mr + i] = from[p];
+    for (int64_t p = 0; p < kc; ++p) { // k-major: A's column segment at each step of k
+      const T* from = a.data + (pc + p) * a.cols + (row + ir) * a.rows;
+      T* to = panel + p * mr;
+      if (a.rows == 1)
+        for (int64_t i = 0; i < live; ++i) to[i] = from[i];
       else
-        for (int64_t p = 0; p < kc; ++p) panel[p * mr + i] = from[p * a.cols];
+        for (int64_t i = 0; i < live; ++i) to[i] = from[i * a.rows];
+      for (int64_t i = live; i < mr; ++i) to[i] = T(0);
     }
   }
+  if (alpha != T(1)) // the product's scale, applied once per element of A
+    for (int64_t e = 0, count = (rows + mr - 1) / mr * mr * kc; e < count; ++e) ap[e] *= alpha;
 }
 
 /// Packs B's k in [pc, pc + kc) and columns [col, col + cols) into kc×nr panels.
@@ -204,11 +221,14 @@ template <typename T>
 __attribute__((no_sanitize("function")))
 #endif
 void packedGemm(Strided<T> a, Strided<T> b, T* c, int64_t m, int64_t k, int64_t ldc, int64_t colBegin,
-                int64_t colEnd, MicroKernel<T> kernel, GemmBlocking g, Epilogue<T> epilogue) {
+                int64_t colEnd, MicroKernel<T> kMajorKernel, MicroKernel<T> rowsKernel, GemmBlocking g,
+                Epilogue<T> epilogue) {
+  const MicroKernel<T> kernel = rowPanels(a) ? rowsKernel : kMajorKernel;
   if (m <= 0 || colEnd <= colBegin) return;
   if (k <= 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = colBegin; j < colEnd; ++j) c[i * ldc + j] = T(0);
+    if (!epilogue.accumulate)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = colBegin; j < colEnd; ++j) c[i * ldc + j] = T(0);
     epilogue.apply(c + colBegin, ldc, 0, colBegin, m, colEnd - colBegin);
     return;
   }
@@ -224,7 +244,7 @@ void packedGemm(Strided<T> a, Strided<T> b, T* c, int64_t m, int64_t k, int64_t 
       for (int64_t j = colBegin; j < colEnd; ++j) {
         T sum = T(0);
         for (int64_t p = 0; p < k; ++p) sum += a.at(i, p) * b.at(p, j);
-        c[i * ldc + j] = sum;
+        c[i * ldc + j] = (epilogue.accumulate ? c[i * ldc + j] : T(0)) + epilogue.alpha * sum;
       }
     epilogue.apply(c + colBegin, ldc, 0, colBegin, m, colEnd - colBegin);
     return;
@@ -240,13 +260,13 @@ void packedGemm(Strided<T> a, Strided<T> b, T* c, int64_t m, int64_t k, int64_t 
       packB(b, pc, kc, jc, nc, g.nr, bp);
       for (int64_t ic = 0; ic < m; ic += g.mc) {
         const int64_t mc = std::min(g.mc, m - ic);
-        packA(a, ic, mc, pc, kc, g.mr, ap);
+        packA(a, ic, mc, pc, kc, g.mr, ap, epilogue.alpha);
         for (int64_t jr = 0; jr < nc; jr += g.nr) {
           const int64_t cols = std::min(g.nr, nc - jr);
           for (int64_t ir = 0; ir < mc; ir += g.mr) {
             const int64_t rows = std::min(g.mr, mc - ir);
             T* to = c + (ic + ir) * ldc + jc + jr;
-            runTile(kernel, kc, ap + ir * kc, bp + jr * kc, to, ldc, pc > 0, rows, cols, g, tile);
+            runTile(kernel, kc, ap + ir * kc, bp + jr * kc, to, ldc, pc > 0 || epilogue.accumulate, rows, cols, g, tile);
             if (last && epilogue.any()) epilogue.apply(to, ldc, ic + ir, jc + jr, rows, cols);
           }
         }
@@ -259,7 +279,8 @@ void packedGemm(Strided<T> a, Strided<T> b, T* c, int64_t m, int64_t k, int64_t 
 // ---- Convolution ----
 
 /// Packs weights [o, depth] as A: for each block of kc steps of k, ceil(o / mr) panels of
-/// mr×kc (k-major), zero rows past o. The block at k-offset pc starts at oPad · pc.
+/// mr×kc (row-major: the micro-kernel is the rowPanels one), zero rows past o. The block
+/// at k-offset pc starts at oPad · pc.
 template <typename T>
 void packConvWeights(const T* w, T* ap, int64_t o, int64_t depth, int64_t mr, int64_t kc) {
   const int64_t oPad = (o + mr - 1) / mr * mr;

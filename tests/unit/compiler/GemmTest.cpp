@@ -5,8 +5,10 @@
 // "x86-64") picks that CPU's shape while the code still runs here, so the AVX-512, AVX2
 // and SSE micro-kernels are all exercised on an AVX-512 machine (on a smaller one, those
 // it cannot run are skipped, and said so). Sizes 1, 7, 33 and 257 in each dimension cover
-// partial tiles, a single step of k and several k blocks; transposed operands and batches
-// reach the kernel through their copies.
+// partial tiles, a single step of k and several k blocks; transposed operands are read in
+// place by the packing (the fuse pass puts the transposes in the matmul's group). The
+// packed convolution and the epilogues the GEMM applies as it stores C are checked the
+// same way.
 #include "compiler/Backend.h"
 #include "compiler/Compiler.h"
 #include "compiler/cpu/Gemm.h"
@@ -194,5 +196,90 @@ TEST_CASE("packed convolution matches float64 under :cpu and eagerly, over strid
           const Tensor e = conv2d(x, w, Conv2dAttrs{{k.sh, k.sw}, {k.ph, k.pw}});
           CHECK(worstError(e, expected) <= bound);
         }
+      }
+}
+
+namespace {
+
+/// One epilogue form: the IR of @f(x [m,k] or its transpose, w [k,n], acc [m,n], b, s)
+/// and how to compute it in float64.
+struct EpilogueCase {
+  const char* name;
+  bool transposeX;
+  const char* body; ///< ops after %p = matmul %xx, %w (%xx: x or its transpose)
+  bool relu;
+  double alpha;     ///< times s when useS
+  bool useS, useAcc;
+  int biasAxis;     ///< -1: none; 0: b [m,1]; 1: b [n]
+};
+
+} // namespace
+
+TEST_CASE("matmul epilogues run in the GEMM's store and match float64: bias, relu, scale, accumulator") {
+  const EpilogueCase cases[] = {
+      {"bias+relu", false, "  %q = add %p, %b : T[M,N]\n  %r = relu %q : T[M,N]\n", true, 1, false, false, 1},
+      {"row bias", true, "  %r = add %b, %p : T[M,N]\n", false, 1, false, false, 0},
+      {"sgd", true, "  %h = constant 0.25 : T\n  %q = mul %h, %p : T[M,N]\n  %r = sub %acc, %q : T[M,N]\n", false,
+       -0.25, false, true, -1},
+      {"scaled by a parameter", false, "  %q = mul %p, %s : T[M,N]\n  %r = add %acc, %q : T[M,N]\n", false, 1, true,
+       true, -1},
+      {"negated, then bias", false, "  %q = neg %p : T[M,N]\n  %r = add %q, %b : T[M,N]\n", false, -1, false, false, 1},
+  };
+  compiler::Compiler compiler;
+  uint64_t seed = 500;
+  for (DType dtype : {DType::F32, DType::F64})
+    for (const EpilogueCase& e : cases)
+      for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{33, 257, 7}, {9, 1, 50}, {130, 70, 97}}) {
+        const std::string caseName = e.name, dtypeText = dtypeName(dtype);
+        CAPTURE(caseName);
+        CAPTURE(dtypeText);
+        CAPTURE(m);
+        CAPTURE(k);
+        CAPTURE(n);
+        const std::string d = dtypeName(dtype);
+        auto typeText = [&](std::string t) {
+          for (auto [from, to] : {std::pair<std::string, std::string>{"T", d}, {"M", std::to_string(m)},
+                                  {"N", std::to_string(n)}, {"K", std::to_string(k)}})
+            for (size_t at; (at = t.find(from)) != std::string::npos;) t.replace(at, 1, to);
+          return t;
+        };
+        const Shape bShape = e.biasAxis == 0 ? Shape{m, 1} : Shape{n};
+        const std::string bType = e.biasAxis == 0 ? "T[M,1]" : "T[N]";
+        std::string text = typeText("func @f(%x: " + std::string(e.transposeX ? "T[K,M]" : "T[M,K]") +
+                                    ", %w: T[K,N], %acc: T[M,N], %b: " + bType + ", %s: T) -> (T[M,N]) {\n");
+        text += e.transposeX ? typeText("  %xx = transpose %x {perm = [1, 0]} : T[M,K]\n  %p = matmul %xx, %w : T[M,N]\n")
+                             : typeText("  %p = matmul %x, %w : T[M,N]\n");
+        text += typeText(e.body) + "  return %r\n}\n";
+        const auto s0 = static_cast<int64_t>(seed);
+        seed += 4;
+        const Tensor x = astype(randNormal(rngKey(s0), e.transposeX ? Shape{k, m} : Shape{m, k}, DType::F32), dtype);
+        const Tensor w = astype(randNormal(rngKey(s0 + 1), Shape{k, n}, DType::F32), dtype);
+        const Tensor acc = astype(randNormal(rngKey(s0 + 2), Shape{m, n}, DType::F32), dtype);
+        const Tensor b = astype(randNormal(rngKey(s0 + 3), bShape, DType::F32), dtype);
+        const Tensor s = dtype == DType::F32 ? Tensor::scalarOf(1.5f, dtype) : Tensor::scalarOf(1.5, dtype);
+        const Tensor got = compiler.compile(ir::parseModule(text), "f", "cpu", {})->run(std::vector<Tensor>{x, w, acc, b, s})[0];
+        // float64 by definition.
+        const std::vector<double> product = reference(x, w, e.transposeX, false, m, k, n);
+        const Tensor acc64 = contiguous(astype(acc, DType::F64)), b64 = contiguous(astype(b, DType::F64));
+        const auto* pacc = reinterpret_cast<const double*>(acc64.data());
+        const auto* pb = reinterpret_cast<const double*>(b64.data());
+        std::vector<double> expected(product.size());
+        const double alpha = e.alpha * (e.useS ? 1.5 : 1.0);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            const auto at = static_cast<size_t>(i * n + j);
+            double v = alpha * product[at] + (e.useAcc ? pacc[at] : 0.0);
+            if (e.biasAxis >= 0) v += pb[e.biasAxis == 0 ? i : j];
+            expected[at] = e.relu ? std::max(v, 0.0) : v;
+          }
+        const double eps = dtype == DType::F64 ? 0x1p-52 : 0x1p-23;
+        CHECK(worstError(got, expected) <= 16.0 * eps * static_cast<double>(k + 2));
+        // The epilogue was the GEMM's: no loop over the result remains in the plan's
+        // fused operation (its region is exactly the affine form).
+        auto module = ir::parseModule(text);
+        compiler.optimize(*module, "cpu", {}, "f");
+        bool affine = false;
+        for (const auto& op : module->find("f")->body().ops()) affine |= ir::affineEpilogue(*op).has_value();
+        CHECK(affine);
       }
 }
