@@ -115,33 +115,34 @@ void softmax(const T* x, T* y, int64_t n, int64_t stride) {
     // A contiguous row: its maximum; then exp(x - max) stored and summed (one exponential
     // per element); then the row, in cache, scaled. An infinite maximum or a NaN takes
     // the general path below, which handles them.
-    // Per-lane maxima and NaN flags, so the loop vectorises.
-    T tops[kLanes];
-    bool nans[kLanes] = {};
+    // Per-lane maxima, and per-lane sums of x - x: 0 while every element is finite, NaN
+    // once one is NaN or infinite (those rows take the general path). Both vectorise.
+    // (The tails use scalars of their own: indexing the lanes by a variable would keep
+    // them in memory and the loops scalar.)
+    T tops[kLanes], odd[kLanes] = {};
     for (int64_t k = 0; k < kLanes; ++k) tops[k] = x[0];
     int64_t i = 0;
     for (; i + kLanes <= n; i += kLanes)
       for (int64_t k = 0; k < kLanes; ++k) {
-        nans[k] |= x[i + k] != x[i + k];
+        odd[k] += x[i + k] - x[i + k];
         tops[k] = x[i + k] > tops[k] ? x[i + k] : tops[k];
       }
-    for (int64_t k = 0; i < n; ++i, ++k) {
-      nans[k] |= x[i] != x[i];
-      tops[k] = x[i] > tops[k] ? x[i] : tops[k];
+    T top = x[0], check = 0;
+    for (; i < n; ++i) {
+      check += x[i] - x[i];
+      top = x[i] > top ? x[i] : top;
     }
-    T top = tops[0];
-    bool nan = false;
     for (int64_t k = 0; k < kLanes; ++k) {
-      nan |= nans[k];
+      check += odd[k];
       top = tops[k] > top ? tops[k] : top;
     }
-    if (!nan && top != std::numeric_limits<T>::infinity() && top != -std::numeric_limits<T>::infinity()) {
+    if (check == T(0)) { // every element finite
       T part[kLanes] = {};
       int64_t j = 0;
       for (; j + kLanes <= n; j += kLanes)
         for (int64_t k = 0; k < kLanes; ++k) part[k] += (y[j + k] = expOf<T>(x[j + k] - top));
-      for (int64_t k = 0; j < n; ++j, ++k) part[k] += (y[j] = expOf<T>(x[j] - top));
       T sum = 0;
+      for (; j < n; ++j) sum += (y[j] = expOf<T>(x[j] - top));
       for (int64_t k = 0; k < kLanes; ++k) sum += part[k];
       const T scale = T(1) / sum;
       for (int64_t r = 0; r < n; ++r) y[r] *= scale;

@@ -11,6 +11,7 @@
 // operation then falls back too.
 #include "compiler/cpu/Contractions.h"
 #include "compiler/cpu/FunctionCodegen.h"
+#include "compiler/cpu/SoftmaxRows.h"
 
 #include "runtime/Creation.h"
 #include "runtime/Structure.h"
@@ -66,7 +67,23 @@ bool alongAxis(FunctionCodegen& g, const Operation& op, llvm::Value* out, int64_
 }
 
 bool softmax(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
-  return alongAxis(g, op, out, std::get<AxisAttrs>(op.attrs()).axis, "softmax", {g.i32(0)});
+  const ir::Type& x = op.operand(0)->type();
+  const int64_t axis = std::get<AxisAttrs>(op.attrs()).axis;
+  if (x.dtype == DType::F32 && op.result()->type().dtype == DType::F32 && x.rank() > 0 &&
+      normalizeAxis(axis, x.rank()) == x.rank() - 1) {
+    // Rows along the last axis: the generated vector kernel (SoftmaxRows.h).
+    const std::vector<int64_t> dims = dimsOf(x);
+    const int64_t n = dims.back(), rows = product(dims, 0, dims.size() - 1);
+    if (rows * n == 0) return true;
+    llvm::Function* kernel = softmaxRowsF32(g.moduleCodegen().out, g.moduleCodegen().options.cpuFeatures,
+                                            g.library().get("tsl_k_softmax_f32"));
+    g.parallel(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), {g.pointer(op.operand(0)), out},
+               [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+                 b.CreateCall(kernel, {got[0], got[1], begin, end, b.getInt64(static_cast<uint64_t>(n))});
+               });
+    return true;
+  }
+  return alongAxis(g, op, out, axis, "softmax", {g.i32(0)});
 }
 bool logSoftmax(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   return alongAxis(g, op, out, std::get<AxisAttrs>(op.attrs()).axis, "softmax", {g.i32(1)});

@@ -1,0 +1,19 @@
+// compiler/cpu/SoftmaxRows.h — f32 softmax over contiguous rows as generated LLVM IR.
+#pragma once
+
+#include <string>
+
+namespace llvm {
+class Function;
+class Module;
+} // namespace llvm
+
+namespace tsl::compiler::cpu {
+
+/// `void(float* x, float* y, i64 begin, i64 end, i64 n)`: softmax of rows [begin, end)
+/// of n contiguous elements, with the vectors of a CPU with `features`; the same bits as
+/// runtime/RowKernels.h's softmax. Rows holding a NaN or an infinity call `general`
+/// (the library's tsl_k_softmax_f32). Defined in `module` once.
+llvm::Function* softmaxRowsF32(llvm::Module& module, const std::string& features, llvm::Function* general);
+
+} // namespace tsl::compiler::cpu
