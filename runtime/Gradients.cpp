@@ -9,11 +9,13 @@
 #include "runtime/Gradients.h"
 
 #include "runtime/Dispatch.h"
+#include "runtime/Layout.h"
 #include "runtime/Elementwise.h"
 #include "runtime/Structure.h"
 
 #include <Eigen/Core>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
@@ -156,6 +158,18 @@ struct Conv {
   int64_t cols() const { return ho * wo; }
 };
 
+/// The cotangent of `shape` the installed ConvProvider computes from a and b (f32, f64),
+/// or nothing when there is none or it declines.
+std::optional<Tensor> provided(ConvPass pass, const Tensor& a, const Tensor& b, const Shape& shape, const Conv& c) {
+  const ConvProvider provider = convProvider();
+  if (!provider || (a.dtype() != DType::F32 && a.dtype() != DType::F64) || b.dtype() != a.dtype()) return std::nullopt;
+  const Tensor ac = contiguous(plain(a)), bc = contiguous(plain(b));
+  Tensor out = Tensor::empty(a.dtype(), shape);
+  const ConvGeometry g{c.n, c.c, c.h, c.w, c.o, c.kh, c.kw, c.sh, c.sw, c.ph, c.pw, c.ho, c.wo};
+  if (!provider(pass, a.dtype(), ac.data(), bc.data(), out.mutableData(), g)) return std::nullopt;
+  return out;
+}
+
 /// Unrolls image `img` (c×h×w) into cols (rows × cols), zero where a window is padding.
 template <typename C>
 void im2col(const Conv& g, const C* img, C* cols) {
@@ -198,6 +212,7 @@ Tensor conv2dGradInput(const Tensor& ct, const Tensor& w, const Conv2dAttrs& att
   requireSameDType(ct, w, "conv2d_grad_input");
   checkConv2dGrad(x, w.shape(), ct.shape(), attrs, "conv2d_grad_input");
   const Conv g(x, w.shape(), ct.shape(), attrs);
+  if (std::optional<Tensor> out = provided(ConvPass::GradInput, ct, w, x, g)) return *out;
   return withFloat(ct.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = ComputeOf<T>;
@@ -219,6 +234,7 @@ Tensor conv2dGradWeight(const Tensor& x, const Tensor& ct, const Conv2dAttrs& at
   requireSameDType(x, ct, "conv2d_grad_weight");
   checkConv2dGrad(x.shape(), w, ct.shape(), attrs, "conv2d_grad_weight");
   const Conv g(x.shape(), w, ct.shape(), attrs);
+  if (std::optional<Tensor> out = provided(ConvPass::GradWeight, x, ct, w, g)) return *out;
   return withFloat(ct.dtype(), [&](auto tag) {
     using T = decltype(tag);
     using C = ComputeOf<T>;

@@ -130,7 +130,7 @@ Shape poolOutputShape(const char* op, const Shape& x, const Pool2dAttrs& attrs,
 
 using Geometry = ConvGeometry;
 
-std::atomic<ConvProvider> convProvider{nullptr};
+std::atomic<ConvProvider> installedConvProvider{nullptr};
 
 Geometry geometry(const Shape& x, const Shape& out, const std::array<int64_t, 2>& kernel,
                   const std::array<int64_t, 2>& stride, const std::array<int64_t, 2>& padding) {
@@ -195,8 +195,8 @@ Tensor convolve(const Tensor& xView, const Tensor& wView, const Geometry& g,
   }
   const Tensor x = contiguous(xView), w = contiguous(wView);
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (ConvProvider provider = convProvider.load(std::memory_order_acquire);
-        provider && provider(dtypeOf<T>(), x.data(), w.data(), outData, g))
+    if (ConvProvider provider = convProvider();
+        provider && provider(ConvPass::Forward, dtypeOf<T>(), x.data(), w.data(), outData, g))
       return out;
   }
   const T* xData = reinterpret_cast<const T*>(x.data());
@@ -356,7 +356,8 @@ Tensor poolTensor(const char* op, const Tensor& x, const Pool2dAttrs& attrs) {
 
 } // namespace
 
-void setConvProvider(ConvProvider provider) { convProvider.store(provider, std::memory_order_release); }
+void setConvProvider(ConvProvider provider) { installedConvProvider.store(provider, std::memory_order_release); }
+ConvProvider convProvider() { return installedConvProvider.load(std::memory_order_acquire); }
 
 Shape conv2dShape(const Shape& x, const Shape& w, const Conv2dAttrs& attrs) {
   return convOutputShape(x, w, attrs, cat("x ", x.str(), ", w ", w.str()));

@@ -39,12 +39,20 @@ struct ConvGeometry {
   int64_t ho, wo; ///< output
 };
 
-/// A conv2d a higher layer may provide for f32 and f64 (compiler/ installs the :cpu
-/// backend's packed convolution, so eager conv2d runs the code compiled conv2d runs):
-/// out [n,o,ho,wo] from contiguous x [n,c,h,w] and w [o,c,kh,kw]. Returns false when it
-/// cannot run (then im2col and Eigen's GEMM do).
-using ConvProvider = bool (*)(DType dtype, const void* x, const void* w, void* out, const ConvGeometry& g);
+/// Which convolution a ConvProvider computes, from contiguous operands of geometry g:
+enum class ConvPass {
+  Forward,    ///< out [n,o,ho,wo] from a = x [n,c,h,w] and b = w [o,c,kh,kw]
+  GradInput,  ///< out = x's cotangent [n,c,h,w] from a = ct [n,o,ho,wo] and b = w
+  GradWeight, ///< out = w's cotangent [o,c,kh,kw] from a = x and b = ct
+};
+/// Convolutions a higher layer may provide for f32 and f64 (compiler/ installs the :cpu
+/// backend's packed convolution, so eager conv2d and its derivatives run the code
+/// compiled ones run). Returns false when it cannot run (then im2col and Eigen's GEMM do).
+using ConvProvider = bool (*)(ConvPass pass, DType dtype, const void* a, const void* b, void* out,
+                              const ConvGeometry& g);
 void setConvProvider(ConvProvider provider);
+/// The installed provider, or null.
+ConvProvider convProvider();
 
 /// Output shape of pooling over [N,C,H,W].
 Shape pool2dShape(const Shape& x, const Pool2dAttrs& attrs);

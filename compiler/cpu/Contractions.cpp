@@ -223,31 +223,88 @@ bool emitMatmulWithEpilogue(FunctionCodegen& g, const Operation& op, llvm::Value
   return true;
 }
 
-bool emitConv2d(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
-  const ir::Type& x = op.operand(0)->type();
-  const ir::Type& w = op.operand(1)->type();
-  const ir::Type& y = op.result()->type();
-  const DType dtype = y.dtype;
-  if ((dtype != DType::F32 && dtype != DType::F64) || x.dtype != dtype || w.dtype != dtype) return false;
-  const std::vector<int64_t> xs = dimsOf(x), ws = dimsOf(w), ys = dimsOf(y);
-  const auto& attrs = std::get<Conv2dAttrs>(op.attrs());
-  if (product(ys) == 0) return true;
+namespace {
+
+/// The packed convolution of sizes `s` over x and w (w flipped: PackedGemm.h's
+/// packConvWeights), tasks of output positions in parallel (ConvTiling, fixed at compile
+/// time for up to 16 threads).
+void packedConv(FunctionCodegen& g, DType dtype, llvm::Value* x, llvm::Value* w, llvm::Value* out, const ConvSizes& s,
+                bool flipped) {
   const GemmPlan plan = gemmPlan(dtype, g.moduleCodegen().options.cpuFeatures);
   llvm::Function* kernel = g.library().get(cat("tsl_k_conv2d_", kernelTag(dtype)));
   llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dtype, plan, true); // weights in row panels
-  const ConvSizes s{xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], attrs.stride[0], attrs.stride[1],
-                    attrs.padding[0], attrs.padding[1], ys[2], ys[3]};
-  // The tiling is fixed at compile time: enough tasks for up to 16 threads.
   const ConvTiling tiling = convTiling(s, plan, 16);
   std::vector<llvm::Value*> sizes;
   for (int64_t v : {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ho, s.wo}) sizes.push_back(g.i64(v));
   llvm::Value* sizeArray = g.array(sizes, g.builder().getInt64Ty());
-  g.parallel(tiling.tasks, tiling.grain, {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out, sizeArray},
+  g.parallel(tiling.tasks, tiling.grain, {x, w, out, sizeArray},
              [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
                auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
                ib.CreateCall(kernel, {got[0], got[1], got[2], got[3], i64(tiling.chunk), begin, end, micro,
-                                      i64(plan.mr), i64(plan.nr), i64(plan.kc)});
+                                      i64(plan.mr), i64(plan.nr), i64(plan.kc), ib.getInt32(flipped ? 1 : 0)});
              });
+}
+
+/// The sizes of conv2d of x by w giving y, with these strides and paddings.
+ConvSizes convSizes(const ir::Type& x, const ir::Type& w, const ir::Type& y, const std::array<int64_t, 2>& stride,
+                    const std::array<int64_t, 2>& padding) {
+  const std::vector<int64_t> xs = dimsOf(x), ws = dimsOf(w), ys = dimsOf(y);
+  return {xs[0], xs[1], xs[2], xs[3], ws[0], ws[2], ws[3], stride[0], stride[1], padding[0], padding[1], ys[2], ys[3]};
+}
+
+bool packedConvTypes(const Operation& op) {
+  const DType d = op.result()->type().dtype;
+  return (d == DType::F32 || d == DType::F64) && op.operand(0)->type().dtype == d && op.operand(1)->type().dtype == d;
+}
+
+} // namespace
+
+bool emitConv2d(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  if (!packedConvTypes(op)) return false;
+  const ir::Type& y = op.result()->type();
+  if (product(dimsOf(y)) == 0) return true;
+  const auto& attrs = std::get<Conv2dAttrs>(op.attrs());
+  const ConvSizes s = convSizes(op.operand(0)->type(), op.operand(1)->type(), y, attrs.stride, attrs.padding);
+  packedConv(g, y.dtype, g.pointer(op.operand(0)), g.pointer(op.operand(1)), out, s, false);
+  return true;
+}
+
+bool emitConv2dGradInput(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  // (ct [n,o,ho,wo], w [o,c,kh,kw]) -> dx [n,c,h,w]
+  if (!packedConvTypes(op)) return false;
+  const ir::Type& dx = op.result()->type();
+  const auto& attrs = std::get<Conv2dGradAttrs>(op.attrs());
+  const ConvSizes s = convSizes(dx, op.operand(1)->type(), op.operand(0)->type(), attrs.stride, attrs.padding);
+  ConvSizes t;
+  if (!gradInputAsConv(s, t)) return false; // strided: the runtime's kernel
+  if (product(dimsOf(dx)) == 0) return true;
+  packedConv(g, dx.dtype, g.pointer(op.operand(0)), g.pointer(op.operand(1)), out, t, true);
+  return true;
+}
+
+bool emitConv2dGradWeight(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  // (x [n,c,h,w], ct [n,o,ho,wo]) -> dw [o,c,kh,kw]
+  if (!packedConvTypes(op)) return false;
+  const ir::Type& dw = op.result()->type();
+  const auto& attrs = std::get<Conv2dGradAttrs>(op.attrs());
+  const ConvSizes s = convSizes(op.operand(0)->type(), dw, op.operand(1)->type(), attrs.stride, attrs.padding);
+  if (product(dimsOf(dw)) == 0) return true;
+  const GemmPlan plan = gemmPlan(dw.dtype, g.moduleCodegen().options.cpuFeatures);
+  llvm::Function* kernel = g.library().get(cat("tsl_k_conv2dgradweight_", kernelTag(dw.dtype)));
+  llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dw.dtype, plan, false);
+  llvm::Function* microRows = gemmMicroKernel(g.moduleCodegen().out, dw.dtype, plan, true);
+  std::vector<llvm::Value*> sizes;
+  for (int64_t v : {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ho, s.wo}) sizes.push_back(g.i64(v));
+  llvm::Value* sizeArray = g.array(sizes, g.builder().getInt64Ty());
+  // Tiles of nr columns of dw, each over every image.
+  g.parallel((s.depth() + plan.nr - 1) / plan.nr, 1,
+             {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out, sizeArray},
+             [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+               auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
+               ib.CreateCall(kernel, {got[0], got[1], got[2], got[3], begin, end, micro, microRows, i64(plan.mr),
+                                      i64(plan.nr), i64(plan.kc), i64(plan.mc), i64(plan.nc)});
+             },
+             /*perThread=*/true);
   return true;
 }
 

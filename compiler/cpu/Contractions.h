@@ -27,7 +27,11 @@ struct GemmEpilogue {
 /// emitMatmul with an epilogue (f32 and f64 only; false declines).
 bool emitMatmulWithEpilogue(FunctionCodegen& g, const ir::Operation& op, llvm::Value* out,
                             const GemmEpilogue& epilogue);
-/// f32 and f64 conv2d of NCHW images by OIHW weights.
+/// f32 and f64 conv2d of NCHW images by OIHW weights, and its cotangents: the input's
+/// as a convolution of the output's cotangent by the flipped weights (stride 1; other
+/// strides decline), the weights' as GEMMs over unrolled blocks of the input.
 bool emitConv2d(FunctionCodegen& g, const ir::Operation& op, llvm::Value* out);
+bool emitConv2dGradInput(FunctionCodegen& g, const ir::Operation& op, llvm::Value* out);
+bool emitConv2dGradWeight(FunctionCodegen& g, const ir::Operation& op, llvm::Value* out);
 
 } // namespace tsl::compiler::cpu

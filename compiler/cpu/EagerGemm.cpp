@@ -23,8 +23,12 @@ extern "C" {
                               int64_t nr, int64_t kc, int64_t mc, int64_t nc, const T* bias, int32_t biasAxis,   \
                               int32_t relu, T alpha, int32_t accumulate) noexcept;                 \
   void tsl_k_conv2d_##tag(const T* x, const T* w, T* out, const int64_t* sizes, int64_t chunk, int64_t begin,       \
-                          int64_t end, void (*kernel)(int64_t, const T*, const T*, T*, int64_t, int32_t),      \
-                             int64_t mr, int64_t nr, int64_t kc) noexcept;
+                          int64_t end, void (*kernel)(int64_t, const T*, const T*, T*, int64_t, int32_t), int64_t mr, \
+                          int64_t nr, int64_t kc, int32_t flipped) noexcept;                       \
+  void tsl_k_conv2dgradweight_##tag(const T* x, const T* dy, T* dw, const int64_t* sizes, int64_t begin, int64_t end, \
+                                    void (*kernel)(int64_t, const T*, const T*, T*, int64_t, int32_t),            \
+                                    void (*rowsKernel)(int64_t, const T*, const T*, T*, int64_t, int32_t),        \
+                                    int64_t mr, int64_t nr, int64_t kc, int64_t mc, int64_t nc) noexcept;
 TSL_DECLARE_PACKED(f32, float)
 TSL_DECLARE_PACKED(f64, double)
 #undef TSL_DECLARE_PACKED
@@ -109,29 +113,83 @@ bool eagerGemm(DType dtype, const void* a, int64_t lda, const void* b, int64_t l
   return true;
 }
 
-template <typename T, typename Fn>
-TSL_CALLS_GENERATED_CODE bool runConv(const MicroKernels& k, size_t which, Fn conv, const void* x, const void* w,
-                                      void* out, const ConvGeometry& g) {
+template <typename T>
+struct ConvKernels;
+template <>
+struct ConvKernels<float> {
+  static constexpr auto conv = tsl_k_conv2d_f32;
+  static constexpr auto gradWeight = tsl_k_conv2dgradweight_f32;
+};
+template <>
+struct ConvKernels<double> {
+  static constexpr auto conv = tsl_k_conv2d_f64;
+  static constexpr auto gradWeight = tsl_k_conv2dgradweight_f64;
+};
+
+/// The packed convolution over a and b (b flipped: the input cotangent's convolution).
+template <typename T>
+TSL_CALLS_GENERATED_CODE void runConv(const MicroKernels& k, size_t which, const T* a, const T* b, T* out,
+                                      const ConvSizes& s, bool flipped) {
   const GemmPlan& plan = k.plan[which];
   using Micro = void (*)(int64_t, const T*, const T*, T*, int64_t, int32_t);
   auto micro = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which][1]->entry())); // weights in row panels
-  const ConvSizes s{g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.ho, g.wo};
   const int64_t sizes[] = {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ho, s.wo};
   const ConvTiling tiling = convTiling(s, plan, threadCount());
   parallelFor(tiling.tasks, tiling.grain, [&](int64_t begin, int64_t end) TSL_CALLS_GENERATED_CODE {
-    conv(static_cast<const T*>(x), static_cast<const T*>(w), static_cast<T*>(out), sizes, tiling.chunk, begin, end,
-         micro, plan.mr, plan.nr, plan.kc);
+    ConvKernels<T>::conv(a, b, out, sizes, tiling.chunk, begin, end, micro, plan.mr, plan.nr, plan.kc, flipped ? 1 : 0);
   });
-  return true;
 }
 
-bool eagerConv(DType dtype, const void* x, const void* w, void* out, const ConvGeometry& g) {
+/// The weight cotangent: tiles of nr of its columns in parallel, each over every image.
+template <typename T>
+TSL_CALLS_GENERATED_CODE void runGradWeight(const MicroKernels& k, size_t which, const T* x, const T* dy, T* dw,
+                                            const ConvSizes& s) {
+  const GemmPlan& plan = k.plan[which];
+  using Micro = void (*)(int64_t, const T*, const T*, T*, int64_t, int32_t);
+  auto micro = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which][0]->entry()));
+  auto microRows = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which][1]->entry()));
+  const int64_t sizes[] = {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ho, s.wo};
+  const int64_t tiles = (s.depth() + plan.nr - 1) / plan.nr;
+  const int64_t perThread = (tiles + threadCount() - 1) / threadCount();
+  parallelFor(tiles, std::max<int64_t>(1, perThread), [&](int64_t begin, int64_t end) TSL_CALLS_GENERATED_CODE {
+    ConvKernels<T>::gradWeight(x, dy, dw, sizes, begin, end, micro, microRows, plan.mr, plan.nr, plan.kc, plan.mc,
+                               plan.nc);
+  });
+}
+
+template <typename T>
+bool conv(const MicroKernels& kernels, size_t which, ConvPass pass, const void* a, const void* b, void* out,
+          const ConvSizes& s) {
+  const T* pa = static_cast<const T*>(a);
+  const T* pb = static_cast<const T*>(b);
+  T* po = static_cast<T*>(out);
+  switch (pass) {
+  case ConvPass::Forward:
+    if (s.n * s.ho * s.wo * s.o == 0) return true;
+    runConv<T>(kernels, which, pa, pb, po, s, false);
+    return true;
+  case ConvPass::GradInput: {
+    ConvSizes t;
+    if (!gradInputAsConv(s, t)) return false; // strided: im2col and Eigen
+    if (s.n * s.c * s.h * s.w == 0) return true;
+    runConv<T>(kernels, which, pa, pb, po, t, true);
+    return true;
+  }
+  case ConvPass::GradWeight:
+    if (s.o * s.depth() == 0) return true;
+    runGradWeight<T>(kernels, which, pa, pb, po, s);
+    return true;
+  }
+  return false;
+}
+
+bool eagerConv(ConvPass pass, DType dtype, const void* a, const void* b, void* out, const ConvGeometry& g) {
   if (dtype != DType::F32 && dtype != DType::F64) return false;
-  if (g.n * g.ho * g.wo * g.o == 0) return true;
   const MicroKernels* kernels = microKernels();
   if (!kernels) return false;
-  if (dtype == DType::F32) return runConv<float>(*kernels, 0, tsl_k_conv2d_f32, x, w, out, g);
-  return runConv<double>(*kernels, 1, tsl_k_conv2d_f64, x, w, out, g);
+  const ConvSizes s{g.n, g.c, g.h, g.w, g.o, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.ho, g.wo};
+  if (dtype == DType::F32) return conv<float>(*kernels, 0, pass, a, b, out, s);
+  return conv<double>(*kernels, 1, pass, a, b, out, s);
 }
 
 } // namespace

@@ -272,7 +272,8 @@ struct Row {
 const Row kEmitters[] = {
     {OpKind::Softmax, softmax},   {OpKind::LogSoftmax, logSoftmax},     {OpKind::LayerNorm, layerNorm},
     {OpKind::LogSumExp, logSumExp}, {OpKind::CrossEntropy, crossEntropy}, {OpKind::MatMul, emitMatmul},
-    {OpKind::Dot, emitMatmul},    {OpKind::Conv2d, emitConv2d},             {OpKind::Take, take},                 {OpKind::OneHot, oneHot},
+    {OpKind::Dot, emitMatmul},    {OpKind::Conv2d, emitConv2d},
+    {OpKind::Conv2dGradInput, emitConv2dGradInput}, {OpKind::Conv2dGradWeight, emitConv2dGradWeight},             {OpKind::Take, take},                 {OpKind::OneHot, oneHot},
     {OpKind::Concat, concat},     {OpKind::Stack, stack},               {OpKind::Pad, pad},
     {OpKind::Full, full},         {OpKind::SliceGrad, sliceGrad},
 };
@@ -286,8 +287,6 @@ struct Fallback {
 /// ones that matter into generated code).
 const Fallback kFallbacks[] = {
     {OpKind::Einsum, "einsum is not generated yet"},
-    {OpKind::Conv2dGradInput, "convolution is not generated yet"},
-    {OpKind::Conv2dGradWeight, "convolution is not generated yet"},
     {OpKind::MaxPool2d, "pooling is not generated yet"},
     {OpKind::AvgPool2d, "pooling is not generated yet"},
     {OpKind::MaxPool2dGrad, "pooling is not generated yet"},
@@ -392,7 +391,7 @@ void FunctionCodegen::emitInto(const Operation& op, llvm::Value* out) {
   const OpKind kind = op.code().kind;
   if (const Row* row = emitterOf(kind)) {
     if (row->emit(*this, op, out)) return;
-    return fallback(op, out, cat("no generated code for these types"));
+    return fallback(op, out, cat("no generated code for these types or attributes"));
   }
   const char* why = fallbackReason(kind);
   fallback(op, out, why ? why : "not generated");

@@ -22,4 +22,13 @@ struct ConvSizes {
 /// positions).
 inline bool convOnPaddedRows(const ConvSizes& s) { return s.sh == 1 && s.sw == 1 && s.wo >= 8 * (s.kw - 1); }
 
+/// The convolution whose output is conv2d's input cotangent, when there is one: for
+/// stride 1 and padding at most the kernel less one, dx = conv2d(dy, w flipped and
+/// transposed, padding k - 1 - p). Fills `t` and returns true then.
+inline bool gradInputAsConv(const ConvSizes& s, ConvSizes& t) {
+  if (s.sh != 1 || s.sw != 1 || s.ph > s.kh - 1 || s.pw > s.kw - 1) return false;
+  t = {s.n, s.o, s.ho, s.wo, s.c, s.kh, s.kw, 1, 1, s.kh - 1 - s.ph, s.kw - 1 - s.pw, s.h, s.w};
+  return true;
+}
+
 } // namespace tsl::compiler::cpu

@@ -168,7 +168,9 @@ TSL_GEMM(i32, int32_t)
 TSL_GEMM(i64, int64_t)
 
 // The packed GEMM over columns [colBegin, colEnd), with the module's micro-kernels (for
-// k-major and row-major A panels; conv2d takes the row-major one):
+// k-major and row-major A panels; conv2d takes the row-major one); conv2d (flipped: the
+// convolution giving its input cotangent, PackedGemm.h's gradInputAsConv) over tasks of
+// positions; conv2d's weight cotangent over tiles [begin, end) of nr of its columns.
 // A (i, p) at a[i * ars + p * acs], B (p, j) at b[p * brs + j * bcs], row-major C:
 // C = (accumulate ? C : 0) + alpha·A·B, then + bias (per row when biasAxis is 0, per
 // column when 1; none when null), then relu.
@@ -185,12 +187,22 @@ TSL_GEMM(i64, int64_t)
   TSL_KERNEL_EXPORT(tsl_k_packedgemm_##tag)                                                        \
   extern "C" void tsl_k_conv2d_##tag(const T* x, const T* w, T* out, const int64_t* sizes, int64_t chunk,     \
                                      int64_t begin, int64_t end, MicroKernel<T> kernel, int64_t mr, int64_t nr, \
-                                     int64_t kc) noexcept {                                        \
-    const tsl::compiler::cpu::ConvSizes s{sizes[0], sizes[1], sizes[2], sizes[3], sizes[4],  sizes[5], sizes[6],        \
-                      sizes[7], sizes[8], sizes[9], sizes[10], sizes[11], sizes[12]};              \
-    packedConv<T>(x, w, out, s, chunk, begin, end, kernel, GemmBlocking{mr, nr, kc, 0, 0});        \
+                                     int64_t kc, int32_t flipped) noexcept {                       \
+    const tsl::compiler::cpu::ConvSizes s{sizes[0], sizes[1], sizes[2], sizes[3], sizes[4],  sizes[5], sizes[6], \
+                                          sizes[7], sizes[8], sizes[9], sizes[10], sizes[11], sizes[12]}; \
+    packedConv<T>(x, w, out, s, chunk, begin, end, kernel, GemmBlocking{mr, nr, kc, 0, 0}, flipped != 0); \
   }                                                                                                \
-  TSL_KERNEL_EXPORT(tsl_k_conv2d_##tag)
+  TSL_KERNEL_EXPORT(tsl_k_conv2d_##tag)                                                            \
+  extern "C" void tsl_k_conv2dgradweight_##tag(const T* x, const T* dy, T* dw, const int64_t* sizes,      \
+                                               int64_t begin, int64_t end, MicroKernel<T> kernel,          \
+                                               MicroKernel<T> rowsKernel, int64_t mr, int64_t nr, int64_t kc, \
+                                               int64_t mc, int64_t nc) noexcept {                  \
+    const tsl::compiler::cpu::ConvSizes s{sizes[0], sizes[1], sizes[2], sizes[3], sizes[4],  sizes[5], sizes[6], \
+                                          sizes[7], sizes[8], sizes[9], sizes[10], sizes[11], sizes[12]}; \
+    convGradWeight<T>(x, dy, dw, s, begin * nr, std::min(s.depth(), end * nr), kernel, rowsKernel,        \
+                      GemmBlocking{mr, nr, kc, mc, nc});                                           \
+  }                                                                                                \
+  TSL_KERNEL_EXPORT(tsl_k_conv2dgradweight_##tag)
 TSL_PACKED_GEMM(f32, float)
 TSL_PACKED_GEMM(f64, double)
 

@@ -32,6 +32,7 @@ namespace {
 
 using tsl::compiler::cpu::ConvSizes;
 using tsl::compiler::cpu::convOnPaddedRows;
+using tsl::compiler::cpu::gradInputAsConv;
 
 /// The register-blocked micro-kernel a generated module supplies (compiler/cpu/Gemm.h):
 /// C[mr×nr] (row stride ldc) = (accumulate ? C : 0) + Ap·Bp over kc steps, Ap packed
@@ -81,21 +82,23 @@ struct Epilogue {
 };
 
 #ifdef TSL_KERNEL_CACHED_WORKSPACE
+/// Per thread: two buffers (packing, and a kernel's own scratch such as an unrolled
+/// image), each kept and grown as needed.
 struct Workspace {
-  char* data;
-  size_t bytes;
+  char* data[2];
+  size_t bytes[2];
 };
 pthread_key_t workspaceKey;
 pthread_once_t workspaceOnce = PTHREAD_ONCE_INIT;
 void freeWorkspace(void* p) {
-  std::free(static_cast<Workspace*>(p)->data);
+  for (char* d : static_cast<Workspace*>(p)->data) std::free(d);
   std::free(p);
 }
 void makeWorkspaceKey() { pthread_key_create(&workspaceKey, freeWorkspace); }
 
-/// This thread's packing buffer of at least `bytes` (64-byte aligned), or null without
-/// memory. Kept until the thread ends; releaseWorkspace does nothing.
-char* workspace(size_t bytes) {
+/// This thread's buffer `slot` (0 or 1) of at least `bytes` (64-byte aligned), or null
+/// without memory. Kept until the thread ends; releaseWorkspace does nothing.
+char* workspace(size_t bytes, int slot = 0) {
   pthread_once(&workspaceOnce, makeWorkspaceKey);
   auto* w = static_cast<Workspace*>(pthread_getspecific(workspaceKey));
   if (!w) {
@@ -105,19 +108,19 @@ char* workspace(size_t bytes) {
       return nullptr;
     }
   }
-  if (w->bytes < bytes) {
+  if (w->bytes[slot] < bytes) {
     const size_t rounded = (bytes + 4095) / 4096 * 4096;
     char* grown = static_cast<char*>(std::aligned_alloc(64, rounded));
     if (!grown) return nullptr;
-    std::free(w->data);
-    w->data = grown;
-    w->bytes = rounded;
+    std::free(w->data[slot]);
+    w->data[slot] = grown;
+    w->bytes[slot] = rounded;
   }
-  return w->data;
+  return w->data[slot];
 }
 void releaseWorkspace(char*) {}
 #else
-char* workspace(size_t bytes) { return static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)); }
+char* workspace(size_t bytes, int = 0) { return static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)); }
 void releaseWorkspace(char* p) { std::free(p); }
 #endif
 
@@ -282,10 +285,26 @@ void packedGemm(Strided<T> a, Strided<T> b, T* c, int64_t m, int64_t k, int64_t 
 /// mr×kc (row-major: the micro-kernel is the rowPanels one), zero rows past o. The block
 /// at k-offset pc starts at oPad · pc.
 template <typename T>
-void packConvWeights(const T* w, T* ap, int64_t o, int64_t depth, int64_t mr, int64_t kc) {
-  const int64_t oPad = (o + mr - 1) / mr * mr;
-  for (int64_t pc = 0; pc < depth; pc += kc)
-    packA(Strided<T>{w, depth, 1}, 0, o, pc, std::min(kc, depth - pc), mr, ap + oPad * pc);
+void packConvWeights(const T* w, T* ap, const ConvSizes& s, int64_t mr, int64_t kc, bool flipped) {
+  const int64_t o = s.o, depth = s.depth(), oPad = (o + mr - 1) / mr * mr;
+  if (!flipped) {
+    for (int64_t pc = 0; pc < depth; pc += kc)
+      packA(Strided<T>{w, depth, 1}, 0, o, pc, std::min(kc, depth - pc), mr, ap + oPad * pc);
+    return;
+  }
+  // The weights of the convolution whose output is conv2d's input cotangent: w is the
+  // forward's [s.c, s.o, kh, kw]; this one's (co, (ci, i, j)) is w[ci, co, kh-1-i, kw-1-j].
+  const int64_t window = s.kh * s.kw;
+  for (int64_t pc = 0; pc < depth; pc += kc) {
+    const int64_t kcb = std::min(kc, depth - pc);
+    T* block = ap + oPad * pc;
+    for (int64_t row = 0; row < oPad; ++row)
+      for (int64_t p = 0; p < kcb; ++p) {
+        const int64_t k = pc + p, ci = k / window, i = k % window / s.kw, j = k % s.kw;
+        block[(row / mr) * mr * kcb + (row % mr) * kcb + p] =
+            row < o ? w[((ci * o + row) * s.kh + (s.kh - 1 - i)) * s.kw + (s.kw - 1 - j)] : T(0);
+      }
+  }
 }
 
 /// B's kc×nr panel for output positions [p0, p0 + cols) and k in [pc, pc + kc): row p,
@@ -426,7 +445,7 @@ template <typename T>
 __attribute__((no_sanitize("function")))
 #endif
 void packedConv(const T* x, const T* w, T* out, const ConvSizes& s, int64_t chunk, int64_t begin, int64_t end,
-                MicroKernel<T> kernel, GemmBlocking g) {
+                MicroKernel<T> kernel, GemmBlocking g, bool flipped = false) {
   const int64_t depth = s.depth(), positions = s.positions();
   const int64_t chunks = (positions + chunk - 1) / chunk;
   if (depth == 0) { // no input channels: every sum is empty
@@ -451,8 +470,9 @@ void packedConv(const T* x, const T* w, T* out, const ConvSizes& s, int64_t chun
             for (int64_t ki = 0; ki < s.kh; ++ki)
               for (int64_t kj = 0; kj < s.kw; ++kj) {
                 const int64_t ih = row * s.sh - s.ph + ki, iw = col * s.sw - s.pw + kj;
-                if (ih >= 0 && ih < s.h && iw >= 0 && iw < s.w)
-                  sum += w[((o * s.c + ci) * s.kh + ki) * s.kw + kj] * x[((image * s.c + ci) * s.h + ih) * s.w + iw];
+                const T wv = flipped ? w[((ci * s.o + o) * s.kh + (s.kh - 1 - ki)) * s.kw + (s.kw - 1 - kj)]
+                                     : w[((o * s.c + ci) * s.kh + ki) * s.kw + kj];
+                if (ih >= 0 && ih < s.h && iw >= 0 && iw < s.w) sum += wv * x[((image * s.c + ci) * s.h + ih) * s.w + iw];
               }
           out[(image * s.o + o) * positions + p] = sum;
         }
@@ -465,7 +485,7 @@ void packedConv(const T* x, const T* w, T* out, const ConvSizes& s, int64_t chun
   T* tile = reinterpret_cast<T*>(memory + alignedBytes<T>(oPad * depth) + alignedBytes<T>(g.kc * g.nr));
   T* padded = reinterpret_cast<T*>(memory + alignedBytes<T>(oPad * depth) + alignedBytes<T>(g.kc * g.nr) +
                                    alignedBytes<T>(oPad * g.nr));
-  packConvWeights(w, ap, s.o, depth, g.mr, g.kc);
+  packConvWeights(w, ap, s, g.mr, g.kc, flipped);
   for (int64_t t = begin; t < end; ++t) {
     const int64_t image = t / chunks, p0 = t % chunks * chunk, p1 = std::min(positions, p0 + chunk);
     const T* in = x + image * s.c * s.h * s.w;
@@ -486,6 +506,82 @@ void packedConv(const T* x, const T* w, T* out, const ConvSizes& s, int64_t chun
     }
   }
   releaseWorkspace(memory);
+}
+
+/// Positions per step of the weight gradient: the unrolled block (positions × its share
+/// of c·kh·kw) stays about 4 MiB.
+inline int64_t gradWeightChunk(int64_t columns) {
+  return std::max<int64_t>(64, (int64_t(1) << 20) / std::max<int64_t>(1, columns));
+}
+
+/// Columns [k0, k1) of conv2d's weight cotangent dw [o, c·kh·kw] = Σ over images of
+/// dy [o, positions] · unrolled xᵀ [positions, k]: for each image and block of
+/// positions, the input windows those columns read are unrolled ("im2row") into
+/// workspace, and the packed GEMM (A = dy's rows, row panels) adds the product into dw.
+template <typename T>
+#if defined(__clang__)
+__attribute__((no_sanitize("function")))
+#endif
+void convGradWeight(const T* x, const T* dy, T* dw, const ConvSizes& s, int64_t k0, int64_t k1,
+                    MicroKernel<T> kMajorKernel, MicroKernel<T> rowsKernel, GemmBlocking g) {
+  const int64_t depth = s.depth(), positions = s.positions(), columns = k1 - k0;
+  if (columns <= 0) return;
+  if (s.n * positions == 0) {
+    for (int64_t o = 0; o < s.o; ++o)
+      for (int64_t k = k0; k < k1; ++k) dw[o * depth + k] = T(0);
+    return;
+  }
+  const int64_t chunk = std::min(positions, gradWeightChunk(columns));
+  T* rows = reinterpret_cast<T*>(workspace(alignedBytes<T>(chunk * columns), 1));
+  const int64_t window = s.kh * s.kw;
+  bool first = true;
+  for (int64_t image = 0; image < s.n; ++image) {
+    const T* in = x + image * s.c * s.h * s.w;
+    const T* grad = dy + image * s.o * positions;
+    for (int64_t p0 = 0; p0 < positions; p0 += chunk) {
+      const int64_t p1 = std::min(positions, p0 + chunk);
+      if (!rows) { // no memory to unroll into: the sums directly
+        for (int64_t o = 0; o < s.o; ++o)
+          for (int64_t k = k0; k < k1; ++k) {
+            const int64_t ci = k / window, i = k % window / s.kw, j = k % s.kw;
+            T sum = first ? T(0) : dw[o * depth + k];
+            for (int64_t p = p0; p < p1; ++p) {
+              const int64_t ih = p / s.wo * s.sh - s.ph + i, iw = p % s.wo * s.sw - s.pw + j;
+              if (ih >= 0 && ih < s.h && iw >= 0 && iw < s.w) sum += grad[o * positions + p] * in[(ci * s.h + ih) * s.w + iw];
+            }
+            dw[o * depth + k] = sum;
+          }
+        first = false;
+        continue;
+      }
+      for (int64_t k = k0; k < k1; ++k) { // im2row: position p's row holds its window
+        const int64_t ci = k / window, i = k % window / s.kw, j = k % s.kw;
+        const T* plane = in + ci * s.h * s.w;
+        T* to = rows + (k - k0);
+        // Along output rows: the columns whose window column is inside the image.
+        const int64_t jb = std::clamp<int64_t>((s.pw - j + s.sw - 1) / s.sw, 0, s.wo);
+        const int64_t je = std::clamp<int64_t>((s.w + s.pw - j + s.sw - 1) / s.sw, jb, s.wo);
+        for (int64_t p = p0; p < p1;) {
+          const int64_t row = p / s.wo, col = p % s.wo, last = std::min(p1, p + s.wo - col);
+          const int64_t ih = row * s.sh - s.ph + i;
+          T* d = to + (p - p0) * columns;
+          if (ih < 0 || ih >= s.h) {
+            for (int64_t q = p; q < last; ++q, d += columns) *d = T(0);
+          } else {
+            const T* src = plane + ih * s.w - s.pw + j;
+            for (int64_t q = p, c = col; q < last; ++q, ++c, d += columns) *d = c >= jb && c < je ? src[c * s.sw] : T(0);
+          }
+          p = last;
+        }
+      }
+      Epilogue<T> accumulate;
+      accumulate.accumulate = first ? 0 : 1;
+      packedGemm(Strided<T>{grad + p0, positions, 1}, Strided<T>{rows, columns, 1}, dw + k0, s.o, p1 - p0, depth, 0,
+                 columns, kMajorKernel, rowsKernel, g, accumulate);
+      first = false;
+    }
+  }
+  if (rows) releaseWorkspace(reinterpret_cast<char*>(rows));
 }
 
 } // namespace

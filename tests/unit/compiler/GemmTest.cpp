@@ -13,6 +13,7 @@
 #include "compiler/Compiler.h"
 #include "compiler/cpu/Gemm.h"
 #include "ir/Parser.h"
+#include "runtime/Gradients.h"
 #include "runtime/NeuralNet.h"
 #include "runtime/Random.h"
 #include "runtime/Views.h"
@@ -102,6 +103,34 @@ std::vector<double> convReference(const Tensor& x, const Tensor& w, const ConvCa
   return out;
 }
 
+/// conv2d's cotangents in float64 by definition: the input's and the weights'.
+std::pair<std::vector<double>, std::vector<double>> convGradReference(const Tensor& x, const Tensor& w, const Tensor& dy,
+                                                                      const ConvCase& k, int64_t ho, int64_t wo) {
+  const Tensor x64 = contiguous(astype(x, DType::F64)), w64 = contiguous(astype(w, DType::F64));
+  const Tensor d64 = contiguous(astype(dy, DType::F64));
+  const auto* px = reinterpret_cast<const double*>(x64.data());
+  const auto* pw = reinterpret_cast<const double*>(w64.data());
+  const auto* pd = reinterpret_cast<const double*>(d64.data());
+  std::vector<double> dx(static_cast<size_t>(k.n * k.c * k.h * k.w), 0.0), dw(static_cast<size_t>(k.o * k.c * k.kh * k.kw), 0.0);
+  for (int64_t b = 0; b < k.n; ++b)
+    for (int64_t o = 0; o < k.o; ++o)
+      for (int64_t i = 0; i < ho; ++i)
+        for (int64_t j = 0; j < wo; ++j) {
+          const double g = pd[((b * k.o + o) * ho + i) * wo + j];
+          for (int64_t c = 0; c < k.c; ++c)
+            for (int64_t ki = 0; ki < k.kh; ++ki)
+              for (int64_t kj = 0; kj < k.kw; ++kj) {
+                const int64_t ih = i * k.sh - k.ph + ki, iw = j * k.sw - k.pw + kj;
+                if (ih < 0 || ih >= k.h || iw < 0 || iw >= k.w) continue;
+                const size_t xi = static_cast<size_t>(((b * k.c + c) * k.h + ih) * k.w + iw);
+                const size_t wi = static_cast<size_t>(((o * k.c + c) * k.kh + ki) * k.kw + kj);
+                dx[xi] += g * pw[wi];
+                dw[wi] += g * px[xi];
+              }
+        }
+  return {dx, dw};
+}
+
 double worstError(const Tensor& got, const std::vector<double>& expected) {
   const Tensor g64 = contiguous(astype(got, DType::F64));
   const auto* g = reinterpret_cast<const double*>(g64.data());
@@ -150,7 +179,7 @@ TEST_CASE("the plans fit the registers and the caches they are for") {
     }
 }
 
-TEST_CASE("packed convolution matches float64 under :cpu and eagerly, over strides, paddings and edges") {
+TEST_CASE("packed convolution and its cotangents match float64 under :cpu and eagerly, over strides, paddings and edges") {
   std::vector<std::string> cpus{"native", "x86-64"};
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) cpus.push_back("x86-64-v3");
   compiler::Compiler compiler; // installs the packed GEMM and convolution for eager code too
@@ -195,6 +224,27 @@ TEST_CASE("packed convolution matches float64 under :cpu and eagerly, over strid
         if (cpu == "native") { // eager conv2d runs the same kernel
           const Tensor e = conv2d(x, w, Conv2dAttrs{{k.sh, k.sw}, {k.ph, k.pw}});
           CHECK(worstError(e, expected) <= bound);
+        }
+        // The cotangents, compiled and eager, for a random output cotangent.
+        const Tensor dy = astype(randNormal(rngKey(s + 7), Shape{k.n, k.o, ho, wo}, DType::F32), dtype);
+        const auto [dxRef, dwRef] = convGradReference(x, w, dy, k, ho, wo);
+        const std::string xt = cat(d, "[", k.n, ",", k.c, ",", k.h, ",", k.w, "]");
+        const std::string wt = cat(d, "[", k.o, ",", k.c, ",", k.kh, ",", k.kw, "]");
+        const std::string yt = cat(d, "[", k.n, ",", k.o, ",", ho, ",", wo, "]");
+        const std::string attrs = cat("stride = [", k.sh, ", ", k.sw, "], padding = [", k.ph, ", ", k.pw, "]");
+        const std::string grads = "func @g(%x: " + xt + ", %w: " + wt + ", %dy: " + yt + ") -> (" + xt + ", " + wt +
+                                  ") {\n  %dx = conv2d_grad_input %dy, %w {" + attrs + cat(", shape = [", k.n, ", ", k.c,
+                                  ", ", k.h, ", ", k.w, "]} : ") + xt + "\n  %dw = conv2d_grad_weight %x, %dy {" + attrs +
+                                  cat(", shape = [", k.o, ", ", k.c, ", ", k.kh, ", ", k.kw, "]} : ") + wt +
+                                  "\n  return %dx, %dw\n}\n";
+        const auto got = compiler.compile(ir::parseModule(grads), "g", "cpu", options)->run(std::vector<Tensor>{x, w, dy});
+        const double gradBound = 16.0 * eps * static_cast<double>(k.o * k.kh * k.kw + k.n * ho * wo + 1);
+        CHECK(worstError(got[0], dxRef) <= gradBound);
+        CHECK(worstError(got[1], dwRef) <= gradBound);
+        if (cpu == "native") {
+          const Conv2dAttrs a{{k.sh, k.sw}, {k.ph, k.pw}};
+          CHECK(worstError(conv2dGradInput(dy, w, a, x.shape()), dxRef) <= gradBound);
+          CHECK(worstError(conv2dGradWeight(x, dy, a, w.shape()), dwRef) <= gradBound);
         }
       }
 }
