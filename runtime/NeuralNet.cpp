@@ -1,18 +1,20 @@
 // runtime/NeuralNet.cpp — conv2d as im2col + matrix product; max and average pooling.
 //
 // conv2d of f32 and f64 runs the provider a higher layer installs (the :cpu backend's
-// packed convolution); otherwise, and for halves, it turns convolution into Eigen's matrix product: for one image, the weights are an
-// O x (C*Kh*Kw) matrix and the input windows, unrolled into columns ("im2col"), a
+// packed convolution); otherwise, and for halves, it turns convolution into Eigen's
+// matrix product: for one image, the weights are an O x (C*Kh*Kw) matrix and the input windows, unrolled into columns ("im2col"), a
 // (C*Kh*Kw) x (Ho*Wo) matrix whose product is the image's output, already in NCHW order.
 // The unrolled matrix is C*Kh*Kw times larger than the image, so it is built a block of
 // output rows at a time, small enough to stay in cache, and never for the whole batch.
 // Blocks of every image form one task list split across the thread pool (Eigen itself
-// runs single-threaded here). Pooling is a direct loop per (image, channel) plane.
+// runs single-threaded here). Pooling is runtime/PoolRows.h's loop per (image, channel)
+// plane, shared with the :cpu kernel library.
 // Every kernel is one template over the element type; f16 and bf16 compute in float and
 // round once when the result is stored.
 #include "runtime/NeuralNet.h"
 
 #include "runtime/Dispatch.h"
+#include "runtime/PoolRows.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Views.h"
 
@@ -49,10 +51,7 @@ std::string pairText(const std::array<int64_t, 2>& pair) {
   return cat("[", pair[0], ",", pair[1], "]");
 }
 
-/// Ceiling of a / b for b > 0 and any sign of a.
-int64_t ceilDiv(int64_t a, int64_t b) {
-  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
+using pool::ceilDiv;
 
 void checkStrideAndPadding(const char* op, const std::array<int64_t, 2>& stride,
                            const std::array<int64_t, 2>& padding) {
@@ -138,12 +137,9 @@ Geometry geometry(const Shape& x, const Shape& out, const std::array<int64_t, 2>
           stride[0], stride[1], padding[0], padding[1], out[2], out[3]};
 }
 
-/// The output columns [begin, end) whose input column j * sw - pw + kj lies inside
-/// [0, W): outside them the window reads padding.
+/// The output columns [begin, end) of conv2d whose window column kj is inside the image.
 std::pair<int64_t, int64_t> validColumns(const Geometry& g, int64_t kj) {
-  const int64_t begin = std::clamp<int64_t>(ceilDiv(g.pw - kj, g.sw), 0, g.wo);
-  const int64_t end = std::clamp<int64_t>(ceilDiv(g.w + g.pw - kj, g.sw), begin, g.wo);
-  return {begin, end};
+  return pool::validColumns({g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.ho, g.wo}, kj);
 }
 
 /// Unrolls the windows of output rows [i0, i1) of one image (C*H*W contiguous elements)
@@ -269,52 +265,7 @@ Tensor convolve(const Tensor& xView, const Tensor& wView, const Geometry& g,
   return out;
 }
 
-enum class PoolKind { Max, Average };
-
-/// Adds one window row to the accumulators of an output row: acc[j] combines with
-/// src[(j - begin) * stride] for j in [begin, end).
-template <PoolKind kind, typename T, typename C>
-void accumulateRow(C* acc, const T* src, int64_t begin, int64_t end, int64_t stride) {
-  const auto combine = [](C& a, C v) {
-    if constexpr (kind == PoolKind::Max)
-      // NaN wins and stays (as in PyTorch): once a is NaN, v > a is false. A select, not
-      // a branch, so the loop vectorises and random data costs no mispredictions.
-      a = ((v > a) | (v != v)) ? v : a;
-    else
-      a += v;
-  };
-  // Stride 1, the common case, gets a loop over contiguous input of its own.
-  if (stride == 1)
-    for (int64_t j = begin; j < end; ++j) combine(acc[j], convertElement<C>(src[j - begin]));
-  else
-    for (int64_t j = begin; j < end; ++j)
-      combine(acc[j], convertElement<C>(src[(j - begin) * stride]));
-}
-
-/// Pools one H x W plane into its Ho x Wo output, an output row at a time.
-template <PoolKind kind, typename T, typename C>
-void poolPlane(const T* in, T* out, const Geometry& g,
-               const std::vector<std::pair<int64_t, int64_t>>& columnRanges, std::vector<C>& acc) {
-  // Padding is -inf for max and 0 for the average, so starting there and skipping padded
-  // positions is the same as reading them.
-  const C start = kind == PoolKind::Max ? -std::numeric_limits<C>::infinity() : C(0);
-  const C area = static_cast<C>(g.kh * g.kw); // count_include_pad: always the full window
-  for (int64_t i = 0; i < g.ho; ++i, out += g.wo) {
-    std::fill(acc.begin(), acc.end(), start);
-    for (int64_t ki = 0; ki < g.kh; ++ki) {
-      const int64_t ih = i * g.sh - g.ph + ki;
-      if (ih < 0 || ih >= g.h) continue;
-      for (int64_t kj = 0; kj < g.kw; ++kj) {
-        const auto [jBegin, jEnd] = columnRanges[kj];
-        if (jBegin == jEnd) continue;
-        const T* src = in + ih * g.w + (jBegin * g.sw - g.pw + kj);
-        accumulateRow<kind>(acc.data(), src, jBegin, jEnd, g.sw);
-      }
-    }
-    for (int64_t j = 0; j < g.wo; ++j)
-      out[j] = convertElement<T>(kind == PoolKind::Max ? acc[j] : acc[j] / area);
-  }
-}
+using PoolKind = pool::Kind;
 
 template <PoolKind kind, typename T>
 Tensor pool(const Tensor& xView, const Geometry& g, const Shape& outShape) {
@@ -324,16 +275,14 @@ Tensor pool(const Tensor& xView, const Geometry& g, const Shape& outShape) {
   const Tensor x = contiguous(xView);
   const T* xData = reinterpret_cast<const T*>(x.data());
   T* outData = reinterpret_cast<T*>(out.mutableData());
-  std::vector<std::pair<int64_t, int64_t>> columnRanges(static_cast<size_t>(g.kw));
-  for (int64_t kj = 0; kj < g.kw; ++kj) columnRanges[kj] = validColumns(g, kj);
-
+  const pool::Plane plane{g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.ho, g.wo};
   const int64_t planeWork = std::max<int64_t>(1, g.ho * g.wo * g.kh * g.kw);
   const int64_t grain = std::max<int64_t>(1, kMinTaskWork / planeWork);
   parallelFor(g.n * g.c, grain, [&](int64_t begin, int64_t end) {
     std::vector<C> acc(static_cast<size_t>(g.wo));
-    for (int64_t plane = begin; plane < end; ++plane)
-      poolPlane<kind>(xData + plane * g.h * g.w, outData + plane * g.ho * g.wo, g, columnRanges,
-                      acc);
+    for (int64_t p = begin; p < end; ++p)
+      pool::poolPlane<kind>(xData + p * g.h * g.w, outData + p * g.ho * g.wo, plane, acc.data(),
+                            [](T v) { return convertElement<C>(v); }, [](C v) { return convertElement<T>(v); });
   });
   return out;
 }

@@ -140,6 +140,29 @@ bool crossEntropy(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   return true;
 }
 
+/// max-pool2d and avg-pool2d of f32 and f64: runtime/PoolRows.h's planes, in parallel.
+bool pool2d(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& x = op.operand(0)->type();
+  const ir::Type& y = op.result()->type();
+  if (!isFloatKernelType(x.dtype) || y.dtype != x.dtype) return false;
+  const std::vector<int64_t> xs = dimsOf(x), ys = dimsOf(y);
+  if (product(ys) == 0) return true;
+  const auto& a = std::get<Pool2dAttrs>(op.attrs());
+  std::vector<llvm::Value*> sizes;
+  for (int64_t v : {xs[2], xs[3], a.kernel[0], a.kernel[1], a.stride[0], a.stride[1], a.padding[0], a.padding[1], ys[2],
+                    ys[3]})
+    sizes.push_back(g.i64(v));
+  llvm::Value* sizeArray = g.array(sizes, g.builder().getInt64Ty());
+  const char* kind = op.code().is(OpKind::MaxPool2d) ? "maxpool" : "avgpool";
+  llvm::Function* kernel = g.library().get(cat("tsl_k_", kind, "_", kernelTag(x.dtype)));
+  const int64_t planeWork = std::max<int64_t>(1, ys[2] * ys[3] * a.kernel[0] * a.kernel[1]);
+  g.parallel(xs[0] * xs[1], std::max<int64_t>(1, (int64_t(1) << 17) / planeWork), {g.pointer(op.operand(0)), out, sizeArray},
+             [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+               b.CreateCall(kernel, {got[0], got[1], got[2], begin, end});
+             });
+  return true;
+}
+
 /// take along an axis, after checking every index.
 bool take(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   const ir::Type& x = op.operand(0)->type();
@@ -270,12 +293,25 @@ struct Row {
 
 /// Operations with an emitter of their own.
 const Row kEmitters[] = {
-    {OpKind::Softmax, softmax},   {OpKind::LogSoftmax, logSoftmax},     {OpKind::LayerNorm, layerNorm},
-    {OpKind::LogSumExp, logSumExp}, {OpKind::CrossEntropy, crossEntropy}, {OpKind::MatMul, emitMatmul},
-    {OpKind::Dot, emitMatmul},    {OpKind::Conv2d, emitConv2d},
-    {OpKind::Conv2dGradInput, emitConv2dGradInput}, {OpKind::Conv2dGradWeight, emitConv2dGradWeight},             {OpKind::Take, take},                 {OpKind::OneHot, oneHot},
-    {OpKind::Concat, concat},     {OpKind::Stack, stack},               {OpKind::Pad, pad},
-    {OpKind::Full, full},         {OpKind::SliceGrad, sliceGrad},
+    {OpKind::Softmax, softmax},
+    {OpKind::LogSoftmax, logSoftmax},
+    {OpKind::LayerNorm, layerNorm},
+    {OpKind::LogSumExp, logSumExp},
+    {OpKind::CrossEntropy, crossEntropy},
+    {OpKind::MatMul, emitMatmul},
+    {OpKind::Dot, emitMatmul},
+    {OpKind::Conv2d, emitConv2d},
+    {OpKind::Conv2dGradInput, emitConv2dGradInput},
+    {OpKind::Conv2dGradWeight, emitConv2dGradWeight},
+    {OpKind::MaxPool2d, pool2d},
+    {OpKind::AvgPool2d, pool2d},
+    {OpKind::Take, take},
+    {OpKind::OneHot, oneHot},
+    {OpKind::Concat, concat},
+    {OpKind::Stack, stack},
+    {OpKind::Pad, pad},
+    {OpKind::Full, full},
+    {OpKind::SliceGrad, sliceGrad},
 };
 
 struct Fallback {
@@ -287,10 +323,8 @@ struct Fallback {
 /// ones that matter into generated code).
 const Fallback kFallbacks[] = {
     {OpKind::Einsum, "einsum is not generated yet"},
-    {OpKind::MaxPool2d, "pooling is not generated yet"},
-    {OpKind::AvgPool2d, "pooling is not generated yet"},
-    {OpKind::MaxPool2dGrad, "pooling is not generated yet"},
-    {OpKind::AvgPool2dGrad, "pooling is not generated yet"},
+    {OpKind::MaxPool2dGrad, "the cotangents of pooling are not generated yet"},
+    {OpKind::AvgPool2dGrad, "the cotangents of pooling are not generated yet"},
     {OpKind::Mse, "mse is not generated yet"},
     {OpKind::TakeGrad, "the scatter-add of take's gradient is not generated yet"},
     {OpKind::Arange, "creation runs on the eager kernel (usually folded to a constant)"},

@@ -4,7 +4,8 @@
 // tsl_k_<name>_<type>, taking the [begin, end) of its outermost loop so that generated code
 // can run it in parallel chunks: softmax / log-softmax, logsumexp and layer-norm (the row
 // functions of runtime/RowKernels.h, which the eager kernels use too), cross-entropy,
-// matmul and conv2d (the packed GEMM and convolution of PackedGemm.h), take and one-hot.
+// matmul and conv2d (the packed GEMM and convolution of PackedGemm.h), max and average
+// pooling (runtime/PoolRows.h), take and one-hot.
 // Kernels that can fail on data (an index out of range) return
 // -1 on success, or the flat position of the offending element; the caller raises the
 // error eager code raises.
@@ -17,6 +18,7 @@
 #pragma once
 
 #include "compiler/cpu/kernels/PackedGemm.h"
+#include "runtime/PoolRows.h"
 #include "runtime/RowKernels.h"
 
 #include <algorithm>
@@ -205,6 +207,28 @@ TSL_GEMM(i64, int64_t)
   TSL_KERNEL_EXPORT(tsl_k_conv2dgradweight_##tag)
 TSL_PACKED_GEMM(f32, float)
 TSL_PACKED_GEMM(f64, double)
+
+// ---- Pooling: planes [begin, end) of runtime/PoolRows.h (sizes: h, w, kh, kw, sh, sw, ph,
+// pw, ho, wo), accumulating in the output rows ----
+#define TSL_POOL(tag, T)                                                                           \
+  extern "C" void tsl_k_maxpool_##tag(const T* x, T* out, const int64_t* sizes, int64_t begin, int64_t end) noexcept { \
+    const tsl::pool::Plane g{sizes[0], sizes[1], sizes[2], sizes[3], sizes[4],                     \
+                             sizes[5], sizes[6], sizes[7], sizes[8], sizes[9]};                    \
+    for (int64_t p = begin; p < end; ++p)                                                          \
+      tsl::pool::poolPlane<tsl::pool::Kind::Max, T>(x + p * g.h * g.w, out + p * g.ho * g.wo, g, nullptr, \
+                                                    [](T v) { return v; }, [](T v) { return v; }); \
+  }                                                                                                \
+  TSL_KERNEL_EXPORT(tsl_k_maxpool_##tag)                                                           \
+  extern "C" void tsl_k_avgpool_##tag(const T* x, T* out, const int64_t* sizes, int64_t begin, int64_t end) noexcept { \
+    const tsl::pool::Plane g{sizes[0], sizes[1], sizes[2], sizes[3], sizes[4],                     \
+                             sizes[5], sizes[6], sizes[7], sizes[8], sizes[9]};                    \
+    for (int64_t p = begin; p < end; ++p)                                                          \
+      tsl::pool::poolPlane<tsl::pool::Kind::Average, T>(x + p * g.h * g.w, out + p * g.ho * g.wo, g, nullptr, \
+                                                        [](T v) { return v; }, [](T v) { return v; }); \
+  }                                                                                                \
+  TSL_KERNEL_EXPORT(tsl_k_avgpool_##tag)
+TSL_POOL(f32, float)
+TSL_POOL(f64, double)
 
 #define TSL_INDEX_KERNELS(itag, I)                                                                 \
   extern "C" int64_t tsl_k_badindex_##itag(const I* idx, int64_t count, int64_t size) noexcept {   \

@@ -11,6 +11,7 @@
 #include "compiler/interp/IrRunner.h"
 #include "ir/Parser.h"
 #include "runtime/FastMath.h"
+#include "runtime/NeuralNet.h"
 #include "runtime/Random.h"
 #include "runtime/Softmax.h"
 #include "runtime/Views.h"
@@ -319,4 +320,39 @@ TEST_CASE("generated softmax rows compute the library kernel's bits, special val
       const Tensor expected = contiguous(softmax(x, -1));
       CHECK(std::memcmp(got.data(), expected.data(), static_cast<size_t>(rows * n) * sizeof(float)) == 0);
     }
+}
+
+TEST_CASE("compiled max and average pooling give the eager kernels' bits") {
+  // Both run runtime/PoolRows.h; the compiled one accumulates in its output rows.
+  compiler::Compiler compiler;
+  struct Case {
+    int64_t n, c, h, w, kh, kw, sh, sw, ph, pw;
+  };
+  const Case cases[] = {{2, 3, 9, 11, 3, 3, 2, 2, 1, 1}, {1, 2, 7, 40, 2, 2, 2, 2, 0, 0}, {1, 1, 5, 5, 5, 5, 1, 1, 2, 2},
+                        {2, 4, 16, 16, 3, 1, 1, 3, 1, 0}, {1, 1, 1, 1, 1, 1, 1, 1, 0, 0}};
+  uint64_t seed = 900;
+  for (DType dtype : {DType::F32, DType::F64})
+    for (const Case& k : cases)
+      for (const char* op : {"max_pool2d", "avg_pool2d"}) {
+        CAPTURE(std::string(op));
+        CAPTURE(k.h);
+        CAPTURE(k.w);
+        Tensor x = astype(randNormal(rngKey(static_cast<int64_t>(seed++)), Shape{k.n, k.c, k.h, k.w}, DType::F32), dtype);
+        if (k.h * k.w > 4) { // a NaN wins its windows
+          x = contiguous(x);
+          if (dtype == DType::F32) reinterpret_cast<float*>(x.mutableData())[3] = std::numeric_limits<float>::quiet_NaN();
+          else reinterpret_cast<double*>(x.mutableData())[3] = std::numeric_limits<double>::quiet_NaN();
+        }
+        const Pool2dAttrs attrs{{k.kh, k.kw}, {k.sh, k.sw}, {k.ph, k.pw}};
+        const Tensor expected =
+            contiguous(std::string(op) == "max_pool2d" ? maxPool2d(x, attrs) : avgPool2d(x, attrs));
+        const std::string d = dtypeName(dtype);
+        const std::string xt = cat(d, "[", k.n, ",", k.c, ",", k.h, ",", k.w, "]");
+        const std::string yt = cat(d, expected.shape().str());
+        const std::string text = cat("func @f(%x: ", xt, ") -> (", yt, ") {\n  %y = ", op, " %x {kernel = [", k.kh, ", ",
+                                     k.kw, "], stride = [", k.sh, ", ", k.sw, "], padding = [", k.ph, ", ", k.pw,
+                                     "]} : ", yt, "\n  return %y\n}\n");
+        const Tensor got = compiler.compile(ir::parseModule(text), "f", "cpu", {})->run(std::vector<Tensor>{x})[0];
+        CHECK(std::memcmp(got.data(), expected.data(), static_cast<size_t>(expected.numel()) * dtypeSize(dtype)) == 0);
+      }
 }
