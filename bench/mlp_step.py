@@ -5,10 +5,11 @@ The step: an MLP 784-256-256-10 with relu, cross-entropy on a batch of 128, the 
 of every parameter, and a plain SGD update (lr 0.01). TSL runs it three ways
 (bench/mlp-step.tsl): "eager" — (value-and-grad loss) compiled once per signature and
 run on :interp, then optim/sgd operation by operation — and the whole step compiled with
-jit for :interp and for :cpu. PyTorch (Debian's python3-torch) runs it eagerly with
-autograd, on one thread and on as many threads as TSL's pool (TSL_NUM_THREADS, else the
-core count); the faster of the two is the peer (Debian's build can be much slower on two
-threads than on one: its OpenMP threads contend).
+jit for :interp and for :cpu, with and without donating the parameters. PyTorch
+(Debian's python3-torch) runs it eagerly with autograd. Both sides run on one thread and
+on as many as TSL's pool has (TSL_NUM_THREADS, else the core count); the ratio compares
+the same thread count, and "÷ faster" the faster PyTorch configuration (Debian's build
+can be much slower on two threads than on one: its OpenMP threads contend).
 
 Each side reports the median of 21 steps after two warm-up steps; the ratio is
 TSL / PyTorch (below 1: TSL is faster).
@@ -59,19 +60,23 @@ def torch_step_time(threads):
 def main():
     tsl = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "build", "release", "repl", "tsl")
     threads = int(os.environ.get("TSL_NUM_THREADS", os.cpu_count() or 1))
-    out = subprocess.run([tsl, "run", os.path.join(HERE, "mlp-step.tsl")], check=True, capture_output=True,
-                         text=True).stdout
-    ours = {line.split()[0]: float(line.split()[1]) for line in out.splitlines() if line.strip()}
-    by_threads = {t: torch_step_time(t) for t in sorted({1, threads})}
+    counts = sorted({1, threads})
+    ours = {}
+    for t in counts:
+        env = dict(os.environ, TSL_NUM_THREADS=str(t))
+        out = subprocess.run([tsl, "run", os.path.join(HERE, "mlp-step.tsl")], check=True, capture_output=True,
+                             text=True, env=env).stdout
+        ours[t] = {line.split()[0]: float(line.split()[1]) for line in out.splitlines() if line.strip()}
+    by_threads = {t: torch_step_time(t) for t in counts}
     best = min(by_threads, key=by_threads.get)
-    theirs = by_threads[best]
     timings = ", ".join(f"{t} thread{'s' if t > 1 else ''} {v * 1e3:.3f} ms" for t, v in by_threads.items())
     print(f"CPU: {cpu_model()}")
-    print(f"PyTorch {torch.__version__}: {timings} (peer: {best}); TSL threads: {threads}")
-    print(f"{'mode':<12}{'TSL':>12}{'PyTorch':>12}{'ratio':>8}")
-    for mode in ["eager", "interp", "cpu"]:
-        print(f"{mode:<12}{ours[mode] * 1e3:>9.3f} ms{theirs * 1e3:>9.3f} ms{ours[mode] / theirs:>8.2f}")
-
+    print(f"PyTorch {torch.__version__}: {timings} (the faster: {best})")
+    print(f"{'threads':<8}{'mode':<12}{'TSL':>12}{'PyTorch':>12}{'ratio':>8}{'÷ faster':>10}")
+    for t in counts:
+        for mode in ["eager", "interp", "cpu", "cpu-donate"]:
+            print(f"{t:<8}{mode:<12}{ours[t][mode] * 1e3:>9.3f} ms{by_threads[t] * 1e3:>9.3f} ms"
+                  f"{ours[t][mode] / by_threads[t]:>8.2f}{ours[t][mode] / by_threads[best]:>10.2f}")
 
 if __name__ == "__main__":
     main()

@@ -365,6 +365,60 @@ def main():
     check("piped :ir prints the IR of a call",
           r.rc == 0 and "func @f(%x: f32[2])" in r.out and "add %x" in r.out, str(r))
 
+    # --- ahead of time: the packed convolution, its weight cotangent and pooling in a library --
+    import ctypes
+    from array import array
+    kernels = write("kernels.tsl", "(defn conv [x w] (relu (conv2d x w :padding 1)))\n"
+                    "(defn dw [x w dy] ((grad (fn [w] (sum (* (conv2d x w :padding 1) dy)))) w))\n"
+                    "(defn pool [x] (max-pool2d x :kernel 2))\n")
+    rng = random.Random(5)
+    N, C, H, W, O = 2, 2, 5, 6, 3
+    xs = array("f", [rng.uniform(-1, 1) for _ in range(N * C * H * W)])
+    ws = array("f", [rng.uniform(-1, 1) for _ in range(O * C * 9)])
+    dys = array("f", [rng.uniform(-1, 1) for _ in range(N * O * H * W)])
+
+    def at(a, *index_and_dims):  # a[i0, i1, ...] of a row-major array with these dims
+        index, dims = index_and_dims[:len(index_and_dims) // 2], index_and_dims[len(index_and_dims) // 2:]
+        flat = 0
+        for i, d in zip(index, dims):
+            flat = flat * d + i
+        return a[flat]
+
+    def conv_ref(b, o, i, j):
+        return sum(at(xs, b, c, i + ki - 1, j + kj - 1, N, C, H, W) * at(ws, o, c, ki, kj, O, C, 3, 3)
+                   for c in range(C) for ki in range(3) for kj in range(3)
+                   if 0 <= i + ki - 1 < H and 0 <= j + kj - 1 < W)
+
+    def library(entry, sig):
+        so = os.path.join(WORK, entry + ".so")
+        r = tsl("compile", kernels, "--entry", entry, "--sig", sig, "--emit=lib", "-o", so)
+        return r, (ctypes.CDLL(so) if r.rc == 0 else None)
+
+    def buffer(a):
+        return (ctypes.c_float * len(a)).from_buffer(a)
+
+    r, lib = library("conv", f"x:f32[{N},{C},{H},{W}],w:f32[{O},{C},3,3]")
+    out = array("f", [0.0] * (N * O * H * W))
+    status = lib.conv(buffer(xs), buffer(ws), buffer(out)) if lib else -1
+    want = [max(0.0, conv_ref(b, o, i, j)) for b in range(N) for o in range(O) for i in range(H) for j in range(W)]
+    check("an ahead-of-time conv2d with relu matches a Python loop",
+          status == 0 and max(abs(a - b) for a, b in zip(out, want)) < 1e-5, str(r))
+    r, lib = library("dw", f"x:f32[{N},{C},{H},{W}],w:f32[{O},{C},3,3],dy:f32[{N},{O},{H},{W}]")
+    out = array("f", [0.0] * (O * C * 9))
+    status = lib.dw(buffer(xs), buffer(ws), buffer(dys), buffer(out)) if lib else -1
+    want = [sum(at(dys, b, o, i, j, N, O, H, W) * at(xs, b, c, i + ki - 1, j + kj - 1, N, C, H, W)
+                for b in range(N) for i in range(H) for j in range(W)
+                if 0 <= i + ki - 1 < H and 0 <= j + kj - 1 < W)
+            for o in range(O) for c in range(C) for ki in range(3) for kj in range(3)]
+    check("an ahead-of-time weight cotangent of conv2d matches a Python loop",
+          status == 0 and max(abs(a - b) for a, b in zip(out, want)) < 1e-4, str(r))
+    r, lib = library("pool", f"x:f32[{N},{C},{H},{W}]")
+    out = array("f", [0.0] * (N * C * (H // 2) * (W // 2)))
+    status = lib.pool(buffer(xs), buffer(out)) if lib else -1
+    want = [max(at(xs, b, c, 2 * i + di, 2 * j + dj, N, C, H, W) for di in range(2) for dj in range(2))
+            for b in range(N) for c in range(C) for i in range(H // 2) for j in range(W // 2)]
+    check("an ahead-of-time max-pool2d matches a Python loop", status == 0 and list(out) == want, str(r))
+
     # --- tsl without a terminal: a plain read-eval-print loop over stdin ------------------------
     r = tsl(stdin=b"(+ 1 2)\n(def x 41)\n(inc x)\nnope\n(+ 2 2)\n")
     check("tsl with piped stdin evaluates each form, survives errors, exits 0",
