@@ -224,12 +224,12 @@ std::optional<AffineEpilogue> affineEpilogue(const Operation& fused) {
       current = op.result();
       continue;
     }
-    if (e.relu || op.resultCount() != 1) return {}; // relu comes last
+    if (e.activated() || op.resultCount() != 1) return {}; // the activation comes last
     const bool first = op.operands().size() > 0 && op.operand(0) == current;
     const Value* other = op.operands().size() == 2 ? op.operand(first ? 1 : 0) : nullptr;
     if (!first && !(other && op.operand(1) == current)) return {};
-    if (op.code().is(OpKind::Relu)) {
-      e.relu = true;
+    if (op.code().is(OpKind::Relu) || op.code().is(OpKind::Gelu) || op.code().is(OpKind::GeluTanh)) {
+      e.activation = op.code().kind;
     } else if (op.code().is(OpKind::Neg) && !added) {
       e.alpha = -e.alpha;
     } else if (op.code().is(OpKind::Mul) && !added && isScalar(other)) {

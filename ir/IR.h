@@ -303,7 +303,7 @@ bool touchesLayouts(const Operation& op);
 FusionClass fusionKind(const Operation& fused);
 
 /// The epilogue of a fused matrix product that the GEMM applies as it stores C:
-///   result = relu?(accumulator + alpha · product + bias)
+///   result = act?(accumulator + alpha · product + bias), act relu, gelu or gelu-tanh,
 /// with every part optional: `accumulator` an operand of the fused operation of the
 /// result's type, added whole (the GEMM starts from it instead of zero, so the result may
 /// take over its memory: an SGD step w - lr·g updates w in place); alpha a constant times
@@ -315,7 +315,8 @@ struct AffineEpilogue {
   int alphaOperand = -1;
   int bias = -1;
   int biasAxis = 1;
-  bool relu = false;
+  OpKind activation = OpKind::Add; ///< Relu, Gelu or GeluTanh last; Add when there is none
+  bool activated() const { return activation != OpKind::Add; }
 };
 /// The affine epilogue of `fused` — a fused contraction whose contraction has the
 /// kReadsViews trait (matmul), operands and a rank-2 result of one dtype, f32 or f64 (the

@@ -8,6 +8,7 @@
 
 #include "runtime/Dispatch.h"
 #include "runtime/Elementwise.h"
+#include "runtime/FastMath.h"
 
 #include <cmath>
 #include <type_traits>
@@ -173,6 +174,18 @@ struct LibmMath {
     const T e = std::exp(a);
     return e / (T(1) + e);
   }
+};
+
+/// LibmMath's functions, with FastMath's polynomials for float (they vectorise; libm's
+/// calls would keep a loop scalar). Double keeps libm. What compiled code computes with
+/// (the :cpu kernel library and the GEMM's epilogue).
+struct PolynomialMath : LibmMath {
+  using LibmMath::exp, LibmMath::log, LibmMath::tanh, LibmMath::erf, LibmMath::sigmoid;
+  static float exp(float a) { return fastmath::fastExp(a); }
+  static float log(float a) { return fastmath::fastLog(a); }
+  static float tanh(float a) { return fastmath::fastTanh(a); }
+  static float erf(float a) { return fastmath::fastErf(a); }
+  static float sigmoid(float a) { return fastmath::fastSigmoid(a); }
 };
 
 struct NegFn {

@@ -81,7 +81,7 @@ void packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int
     auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
     ib.CreateCall(kernel, {pa, i64(a.rows), i64(a.cols), pb, i64(b.rows), i64(b.cols), pc, rows, i64(k), i64(n),
                            colBegin, colEnd, micro, microRows, i64(plan.mr), i64(plan.nr), i64(plan.kc), i64(plan.mc),
-                           i64(plan.nc), biasAt, ib.getInt32(epilogue.biasAxis), ib.getInt32(epilogue.relu ? 1 : 0),
+                           i64(plan.nc), biasAt, ib.getInt32(epilogue.biasAxis), ib.getInt32(epilogue.activation),
                            alphaAt, ib.getInt32(epilogue.accumulator ? 1 : 0)});
   };
   const int64_t batches = product(batch);
@@ -192,7 +192,7 @@ bool emitMatmulWithEpilogue(FunctionCodegen& g, const Operation& op, llvm::Value
   // row of a with every matrix of b.
   if (op.code().is(OpKind::Dot) && tb.rank() > 2 && ta.rank() != 1) return false;
   const bool packed = dtype == DType::F32 || dtype == DType::F64;
-  if ((epilogue.bias || epilogue.relu || epilogue.accumulator || epilogue.alpha) && !packed) return false;
+  if ((epilogue.bias || epilogue.activation || epilogue.accumulator || epilogue.alpha) && !packed) return false;
   std::vector<int64_t> a = dimsOf(ta), b = dimsOf(tb);
   if (a.size() == 1) a.insert(a.begin(), 1);
   if (b.size() == 1) b.push_back(1);

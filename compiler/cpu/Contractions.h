@@ -9,18 +9,20 @@ namespace tsl::compiler::cpu {
 
 /// matmul, and dot where it is matmul: [..., m, k] @ [..., k, n] with broadcast batch
 /// axes. Operands are read through their accesses, so a transpose or slice the fuse pass
-/// put in the group is read in place; a fused epilogue of bias and relu is applied as
+/// put in the group is read in place; a fused epilogue of bias and activation is applied as
 /// each tile of C is stored. False declines (other dtypes, dot that is not matmul).
 bool emitMatmul(FunctionCodegen& g, const ir::Operation& op, llvm::Value* out);
 
 /// What the GEMM computes besides the product (ir::AffineEpilogue, lowered): C starts
 /// from the accumulator instead of zero (copied into C first unless it is C's memory),
 /// the product is scaled by alpha, and each tile of C gets + bias (a vector indexed by
-/// C's row when biasAxis is 0, by its column when 1), then relu, as it is stored.
+/// C's row when biasAxis is 0, by its column when 1), then the activation, as it is
+/// stored.
 struct GemmEpilogue {
   llvm::Value* bias = nullptr;        ///< pointer to the bias's first element, or null
   int biasAxis = 1;
-  bool relu = false;
+  int activation = 0;                 ///< kernels/PackedGemm.h's GemmActivation: 0 none, 1 relu,
+                                      ///< 2 gelu, 3 gelu-tanh
   llvm::Value* accumulator = nullptr; ///< pointer to C's starting values, or null
   llvm::Value* alpha = nullptr;       ///< the scale (of the storage type), or null for 1
 };

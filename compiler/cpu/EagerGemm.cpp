@@ -21,7 +21,7 @@ extern "C" {
                               void (*kernel)(int64_t, const T*, const T*, T*, int64_t, int32_t),                  \
                               void (*rowsKernel)(int64_t, const T*, const T*, T*, int64_t, int32_t), int64_t mr,  \
                               int64_t nr, int64_t kc, int64_t mc, int64_t nc, const T* bias, int32_t biasAxis,   \
-                              int32_t relu, T alpha, int32_t accumulate) noexcept;                 \
+                              int32_t activation, T alpha, int32_t accumulate) noexcept;                 \
   void tsl_k_conv2d_##tag(const T* x, const T* w, T* out, const int64_t* sizes, int64_t chunk, int64_t begin,       \
                           int64_t end, void (*kernel)(int64_t, const T*, const T*, T*, int64_t, int32_t), int64_t mr, \
                           int64_t nr, int64_t kc, int32_t flipped) noexcept;                       \

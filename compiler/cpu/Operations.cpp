@@ -443,13 +443,16 @@ void FunctionCodegen::fused(const Operation& op) {
   const LoopNest nest = nestForRegion(op, special);
   if (special && opInfo(special->code().kind).fusion == FusionClass::Contraction) {
     TSL_ASSERT(special->result()->type() == result->type(), "cpu: an epilogue that changes the contraction's type");
-    // The GEMM applies an epilogue of bias and relu as it stores C; anything else runs
+    // The GEMM applies an affine epilogue and an activation as it stores C; anything else runs
     // as a loop over the contraction's result, in place.
     if (const auto affine = ir::affineEpilogue(op)) {
       // Always taken when the IR has one: the memory plan may have let the result
       // overwrite the accumulator, which only starting the GEMM from it computes right.
       GemmEpilogue e;
-      e.relu = affine->relu;
+      e.activation = affine->activation == OpKind::Relu       ? 1
+                     : affine->activation == OpKind::Gelu     ? 2
+                     : affine->activation == OpKind::GeluTanh ? 3
+                                                              : 0;
       e.biasAxis = affine->biasAxis;
       if (affine->bias >= 0) e.bias = pointer(op.operand(static_cast<size_t>(affine->bias)));
       if (affine->accumulator >= 0) e.accumulator = pointer(op.operand(static_cast<size_t>(affine->accumulator)));

@@ -175,16 +175,16 @@ TSL_GEMM(i64, int64_t)
 // positions; conv2d's weight cotangent over tiles [begin, end) of nr of its columns.
 // A (i, p) at a[i * ars + p * acs], B (p, j) at b[p * brs + j * bcs], row-major C:
 // C = (accumulate ? C : 0) + alpha·A·B, then + bias (per row when biasAxis is 0, per
-// column when 1; none when null), then relu.
+// column when 1; none when null), then the activation (PackedGemm.h's GemmActivation).
 #define TSL_PACKED_GEMM(tag, T)                                                                    \
   extern "C" void tsl_k_packedgemm_##tag(const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs, int64_t bcs, \
                                          T* c, int64_t m, int64_t k, int64_t ldc, int64_t colBegin, int64_t colEnd, \
                                          MicroKernel<T> kernel, MicroKernel<T> rowsKernel, int64_t mr, int64_t nr, \
                                          int64_t kc, int64_t mc,                                   \
-                                         int64_t nc, const T* bias, int32_t biasAxis, int32_t relu, T alpha, \
+                                         int64_t nc, const T* bias, int32_t biasAxis, int32_t activation, T alpha, \
                                          int32_t accumulate) noexcept {                            \
     packedGemm<T>(Strided<T>{a, ars, acs}, Strided<T>{b, brs, bcs}, c, m, k, ldc, colBegin, colEnd, kernel,     \
-                  rowsKernel, GemmBlocking{mr, nr, kc, mc, nc}, Epilogue<T>{bias, biasAxis, relu, alpha, accumulate}); \
+                  rowsKernel, GemmBlocking{mr, nr, kc, mc, nc}, Epilogue<T>{bias, biasAxis, activation, alpha, accumulate}); \
   }                                                                                                \
   TSL_KERNEL_EXPORT(tsl_k_packedgemm_##tag)                                                        \
   extern "C" void tsl_k_conv2d_##tag(const T* x, const T* w, T* out, const int64_t* sizes, int64_t chunk,     \

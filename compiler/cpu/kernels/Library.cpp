@@ -33,16 +33,8 @@ namespace {
 
 // ---- The elementary functions: polynomials for float ----
 
-/// LibmMath's functions, with FastMath's polynomials for float (they vectorise; libm's
-/// calls would keep a loop scalar). Double keeps libm.
-struct PolynomialMath : LibmMath {
-  using LibmMath::exp, LibmMath::log, LibmMath::tanh, LibmMath::erf, LibmMath::sigmoid;
-  static float exp(float a) { return fastmath::fastExp(a); }
-  static float log(float a) { return fastmath::fastLog(a); }
-  static float tanh(float a) { return fastmath::fastTanh(a); }
-  static float erf(float a) { return fastmath::fastErf(a); }
-  static float sigmoid(float a) { return fastmath::fastSigmoid(a); }
-};
+// PolynomialMath (runtime/ElementwiseFunctors.h): LibmMath with FastMath's polynomials
+// for float.
 
 /// A unary functor on C, with the polynomials where it uses elementary functions.
 template <typename F, typename C>

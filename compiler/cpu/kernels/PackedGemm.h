@@ -2,13 +2,14 @@
 //
 // Both run BLIS's scheme around a register-blocked micro-kernel that generated code
 // supplies (compiler/cpu/Gemm.h): operands are copied ("packed") into panels the
-// micro-kernel streams — A into mr×kc panels, B into kc×nr panels, both k-major — and C
-// is computed an mr×nr tile at a time. What differs is where the panels come from:
+// micro-kernel streams — A into mr×kc panels (row-major or k-major), B into kc×nr
+// panels — and C is computed an mr×nr tile at a time. What differs is where the panels come from:
 //  - packedGemm reads A and B as matrices with any row and column strides (so a
 //    transposed operand is read in place, never copied first), scales A as it packs
 //    it, may start from C instead of zero, and applies an epilogue — a bias per row or
-//    per column, then relu — to each tile of C as its last block of k is stored, while
-//    the tile is still in L1: C = relu(C₀ + α·A·B + bias), an SGD step or a layer;
+//    per column, then an activation (relu, gelu) — to each tile of C as its last block
+//    of k is stored, while the tile is still in L1: C = act(C₀ + α·A·B + bias), an SGD
+//    step or a layer;
 //  - packedConv gathers B's panels straight from an NCHW image ("im2col" folded into the
 //    packing: row (c, ki, kj) of a panel is the run of input pixels that output
 //    positions multiply by w[., c, ki, kj], zeros where the window reads padding), so no
@@ -20,6 +21,7 @@
 #pragma once
 
 #include "compiler/cpu/kernels/ConvSizes.h"
+#include "runtime/ElementwiseFunctors.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -55,17 +57,31 @@ struct Strided {
   T at(int64_t i, int64_t j) const { return data[i * rows + j * cols]; }
 };
 
+/// The activations an epilogue applies: the table's operations, with the polynomials
+/// compiled code uses (runtime/ElementwiseFunctors.h).
+enum GemmActivation : int32_t { kNoActivation = 0, kRelu = 1, kGelu = 2, kGeluTanh = 3 };
+
+template <typename T>
+inline T activate(int32_t activation, T v) {
+  switch (activation) {
+  case kRelu: return tsl::detail::ReluFn{}(v);
+  case kGelu: return tsl::detail::GeluFn{}.operator()<T, tsl::detail::PolynomialMath>(v);
+  case kGeluTanh: return tsl::detail::GeluTanhFn{}.operator()<T, tsl::detail::PolynomialMath>(v);
+  default: return v;
+  }
+}
+
 /// What packedGemm computes besides A·B: C = (accumulate ? C : 0) + alpha·A·B, then
 /// + bias (indexed by the row when biasAxis is 0, by the column when 1; none when null),
-/// then relu when `relu`.
+/// then the activation (GemmActivation).
 template <typename T>
 struct Epilogue {
   const T* bias = nullptr;
   int32_t biasAxis = 1;
-  int32_t relu = 0;
+  int32_t activation = 0; ///< a GemmActivation
   T alpha = T(1);
   int32_t accumulate = 0;
-  bool any() const { return bias || relu; }
+  bool any() const { return bias || activation; }
   /// Applies it to the rows × cols tile at c (row stride ldc), whose top-left element is
   /// C[row, col].
   void apply(T* c, int64_t ldc, int64_t row, int64_t col, int64_t rows, int64_t cols) const {
@@ -75,8 +91,10 @@ struct Epilogue {
         for (int64_t j = 0; j < cols; ++j) r[j] += bias[row + i];
       else if (bias)
         for (int64_t j = 0; j < cols; ++j) r[j] += bias[col + j];
-      if (relu)
-        for (int64_t j = 0; j < cols; ++j) r[j] = r[j] > T(0) ? r[j] : T(0);
+      if (activation == kRelu)
+        for (int64_t j = 0; j < cols; ++j) r[j] = tsl::detail::ReluFn{}(r[j]);
+      else if (activation)
+        for (int64_t j = 0; j < cols; ++j) r[j] = activate(activation, r[j]);
     }
   }
 };

@@ -257,7 +257,7 @@ struct EpilogueCase {
   const char* name;
   bool transposeX;
   const char* body; ///< ops after %p = matmul %xx, %w (%xx: x or its transpose)
-  bool relu;
+  int activation;   ///< 0 none, 1 relu, 2 gelu
   double alpha;     ///< times s when useS
   bool useS, useAcc;
   int biasAxis;     ///< -1: none; 0: b [m,1]; 1: b [n]
@@ -265,15 +265,16 @@ struct EpilogueCase {
 
 } // namespace
 
-TEST_CASE("matmul epilogues run in the GEMM's store and match float64: bias, relu, scale, accumulator") {
+TEST_CASE("matmul epilogues run in the GEMM's store and match float64: bias, relu, gelu, scale, accumulator") {
   const EpilogueCase cases[] = {
-      {"bias+relu", false, "  %q = add %p, %b : T[M,N]\n  %r = relu %q : T[M,N]\n", true, 1, false, false, 1},
-      {"row bias", true, "  %r = add %b, %p : T[M,N]\n", false, 1, false, false, 0},
-      {"sgd", true, "  %h = constant 0.25 : T\n  %q = mul %h, %p : T[M,N]\n  %r = sub %acc, %q : T[M,N]\n", false,
+      {"bias+relu", false, "  %q = add %p, %b : T[M,N]\n  %r = relu %q : T[M,N]\n", 1, 1, false, false, 1},
+      {"row bias", true, "  %r = add %b, %p : T[M,N]\n", 0, 1, false, false, 0},
+      {"sgd", true, "  %h = constant 0.25 : T\n  %q = mul %h, %p : T[M,N]\n  %r = sub %acc, %q : T[M,N]\n", 0,
        -0.25, false, true, -1},
-      {"scaled by a parameter", false, "  %q = mul %p, %s : T[M,N]\n  %r = add %acc, %q : T[M,N]\n", false, 1, true,
+      {"scaled by a parameter", false, "  %q = mul %p, %s : T[M,N]\n  %r = add %acc, %q : T[M,N]\n", 0, 1, true,
        true, -1},
-      {"negated, then bias", false, "  %q = neg %p : T[M,N]\n  %r = add %q, %b : T[M,N]\n", false, -1, false, false, 1},
+      {"negated, then bias", false, "  %q = neg %p : T[M,N]\n  %r = add %q, %b : T[M,N]\n", 0, -1, false, false, 1},
+      {"bias+gelu", true, "  %q = add %p, %b : T[M,N]\n  %r = gelu %q : T[M,N]\n", 2, 1, false, false, 1},
   };
   compiler::Compiler compiler;
   uint64_t seed = 500;
@@ -320,10 +321,16 @@ TEST_CASE("matmul epilogues run in the GEMM's store and match float64: bias, rel
             const auto at = static_cast<size_t>(i * n + j);
             double v = alpha * product[at] + (e.useAcc ? pacc[at] : 0.0);
             if (e.biasAxis >= 0) v += pb[e.biasAxis == 0 ? i : j];
-            expected[at] = e.relu ? std::max(v, 0.0) : v;
+            expected[at] = e.activation == 1 ? std::max(v, 0.0)
+                           : e.activation == 2 ? 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)))
+                                               : v;
           }
         const double eps = dtype == DType::F64 ? 0x1p-52 : 0x1p-23;
-        CHECK(worstError(got, expected) <= 16.0 * eps * static_cast<double>(k + 2));
+        // The sum's rounding, and for gelu its polynomial's (8 ulp, docs/cpu-backend.md).
+        double largest = 0;
+        for (double v : expected) largest = std::max(largest, std::abs(v));
+        const double bound = 16.0 * eps * static_cast<double>(k + 2) + (e.activation == 2 ? 16.0 * eps * largest : 0.0);
+        CHECK(worstError(got, expected) <= bound);
         // The epilogue was the GEMM's: no loop over the result remains in the plan's
         // fused operation (its region is exactly the affine form).
         auto module = ir::parseModule(text);
