@@ -381,7 +381,8 @@ void gatherPanel(const T* image, const ConvSizes& s, int64_t p0, int64_t cols, i
 }
 
 /// Output rows [r0, r1) of one image, stride 1, on padded rows: the input rows they read
-/// are copied, zero-padded, into `padded` (c planes of rows × wp, wp = w + 2·pw); on
+/// are copied, zero-padded, into `padded` (c planes of rows × wp, wp = w + 2·pw; without
+/// padding the image itself is read); on
 /// that grid output position (r, col) is v = (r - r0)·wp + col and B's row k = (ci, ki,
 /// kj) is the contiguous run at ci·rows·wp + ki·wp + kj + v — so packing B is a copy, not
 /// a gather. Columns col ≥ wo of the grid are computed into `cTile` (o rows × nr) and
@@ -394,7 +395,12 @@ void paddedConv(const T* in, const T* ap, T* result, const ConvSizes& s, int64_t
                 const GemmBlocking& g, T* padded, T* bp, T* cTile) {
   const int64_t wp = s.w + 2 * s.pw, rows = r1 - r0 + s.kh - 1, depth = s.depth(), window = s.kh * s.kw;
   const int64_t oPad = (s.o + g.mr - 1) / g.mr * g.mr, positions = s.positions();
-  for (int64_t ci = 0; ci < s.c; ++ci)
+  // Without padding the image's own rows are the grid (a 1×1 convolution is then a plain
+  // GEMM over the image): nothing is copied.
+  const bool direct = s.ph == 0 && s.pw == 0;
+  const T* grid0 = direct ? in + r0 * s.w : padded;
+  const int64_t plane = direct ? s.h * s.w : rows * wp;
+  for (int64_t ci = 0; ci < s.c && !direct; ++ci)
     for (int64_t r = 0; r < rows; ++r) {
       T* to = padded + (ci * rows + r) * wp;
       const int64_t ih = r0 - s.ph + r;
@@ -414,7 +420,7 @@ void paddedConv(const T* in, const T* ap, T* result, const ConvSizes& s, int64_t
       const int64_t kc = std::min(g.kc, depth - pc);
       int64_t ci = pc / window, ki = pc % window / s.kw, kj = pc % s.kw;
       for (int64_t p = 0; p < kc; ++p) {
-        const T* from = padded + ci * rows * wp + ki * wp + kj + v0;
+        const T* from = grid0 + ci * plane + ki * wp + kj + v0;
         T* to = bp + p * g.nr;
         for (int64_t j = 0; j < cols; ++j) to[j] = from[j];
         for (int64_t j = cols; j < g.nr; ++j) to[j] = T(0);
@@ -447,7 +453,7 @@ template <typename T>
 size_t convWorkspaceBytes(const ConvSizes& s, const GemmBlocking& g, int64_t chunk) {
   const int64_t oPad = (s.o + g.mr - 1) / g.mr * g.mr;
   const int64_t rows = (chunk + s.wo - 1) / s.wo + s.kh - 1;
-  const int64_t padded = convOnPaddedRows(s) ? s.c * rows * (s.w + 2 * s.pw) : 0;
+  const int64_t padded = convOnPaddedRows(s) && (s.ph || s.pw) ? s.c * rows * (s.w + 2 * s.pw) : 0;
   return alignedBytes<T>(oPad * s.depth()) + alignedBytes<T>(g.kc * g.nr) + alignedBytes<T>(oPad * g.nr) +
          alignedBytes<T>(padded);
 }
