@@ -219,6 +219,9 @@ void packB(Strided<T> b, int64_t pc, int64_t kc, int64_t col, int64_t cols, int6
 /// Runs the micro-kernel on one tile: in place when it is whole, else through `tile` (an
 /// mr×nr scratch) for its live rows × cols.
 template <typename T>
+#if defined(__clang__) // calls generated code, which has no UBSan function signature
+__attribute__((no_sanitize("function")))
+#endif
 inline void runTile(MicroKernel<T> kernel, int64_t kc, const T* ap, const T* bp, T* c, int64_t ldc, bool accumulate,
                     int64_t rows, int64_t cols, const GemmBlocking& g, T* tile) {
   if (rows == g.mr && cols == g.nr) {
