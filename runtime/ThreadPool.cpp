@@ -8,6 +8,7 @@
 #include <xmmintrin.h>
 #endif
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -95,15 +96,16 @@ public:
       job_ = &job;
       chunks_ = chunks;
       next_.store(0);
-      pending_ = chunks;
+      pending_.store(chunks);
       error_ = nullptr;
       failed_.store(false);
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
     }
     wake_.notify_all();
     drain();
+    spinWhile([this] { return pending_.load(std::memory_order_acquire) != 0; });
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0; });
+    done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
     job_ = nullptr;
     if (error_) std::rethrow_exception(error_);
   }
@@ -124,19 +126,38 @@ private:
           if (!error_) error_ = std::current_exception();
         }
       }
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_.notify_all();
+      if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard<std::mutex> lock(mutex_); // the caller checks pending_ under it
+        done_.notify_all();
+      }
+    }
+  }
+
+  /// Spins while `busy()` for up to kSpin: a loop follows a loop within microseconds in
+  /// compiled code (a training step runs dozens), and a thread that sleeps on a futex
+  /// takes tens of microseconds to wake. Waiting then blocks as usual.
+  template <typename Busy>
+  static void spinWhile(Busy busy) {
+    constexpr auto kSpin = std::chrono::microseconds(50);
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    for (int i = 0; busy(); ++i) {
+#if defined(__x86_64__) || defined(__SSE__)
+      _mm_pause();
+#endif
+      if ((i & 63) == 63 && std::chrono::steady_clock::now() >= until) return;
     }
   }
 
   void work() {
     uint64_t seen = 0;
     for (;;) {
+      // The next loop usually comes soon: watch for it before sleeping.
+      spinWhile([&] { return generation_.load(std::memory_order_acquire) == seen && !stopping_.load(); });
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || (generation_ != seen && job_); });
+        wake_.wait(lock, [&] { return stopping_ || (generation_.load() != seen && job_); });
         if (stopping_) return;
-        seen = generation_;
+        seen = generation_.load();
       }
       drain();
     }
@@ -151,9 +172,9 @@ private:
   int64_t chunks_ = 0;
   std::atomic<int64_t> next_{0};
   std::atomic<bool> failed_{false};
-  int64_t pending_ = 0;
-  uint64_t generation_ = 0;
-  bool stopping_ = false;
+  std::atomic<int64_t> pending_{0};
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stopping_{false};
   std::exception_ptr error_;
 };
 

@@ -63,8 +63,9 @@ std::pair<llvm::Value*, llvm::Value*> batchOffsets(llvm::IRBuilder<>& ib, llvm::
 }
 
 /// f32 and f64 on the packed GEMM. One matrix: chunks of whole register tiles of columns
-/// run in parallel (each packs its own block of B once, and all of A), or, for a long
-/// product, tiles of rows × columns (GemmTiling), polling the interrupt flag between
+/// run in parallel (each packs its own block of B once, and all of A) — or of rows, when
+/// the product is taller than wide (all of B, the smaller, packed by each) — or, for a
+/// long product, tiles of rows × columns (GemmTiling), polling the interrupt flag between
 /// them; a batch: its matrices run in parallel.
 void packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int64_t m, int64_t k, int64_t n,
                   const std::vector<int64_t>& batch, const Matrix& a, const Matrix& b, const GemmEpilogue& epilogue) {
@@ -114,6 +115,25 @@ void packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int
                  });
                });
     g.pollInterrupt();
+    return;
+  }
+  if (batches == 1 && m > n) {
+    // Taller than wide: one block of rows per thread, each packing all of B — the smaller
+    // operand to pack twice (GemmTiling's rule) — of at least 2^22 multiply-adds.
+    const int64_t tiles = (m + plan.mr - 1) / plan.mr;
+    const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 22) / std::max<int64_t>(1, n * k * plan.mr));
+    g.parallel(tiles, grain, {a.base, b.base, out, bias, alpha},
+               [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+                 auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
+                 llvm::Value* row = ib.CreateMul(begin, i64(plan.mr));
+                 llvm::Value* last = ib.CreateMul(end, i64(plan.mr));
+                 llvm::Value* rowEnd = ib.CreateSelect(ib.CreateICmpSLT(last, i64(m)), last, i64(m));
+                 llvm::Value* biasAt = epilogue.bias && epilogue.biasAxis == 0 ? ib.CreateInBoundsGEP(t, got[3], row) : got[3];
+                 callRows(ib, ib.CreateInBoundsGEP(t, got[0], ib.CreateMul(row, i64(a.rows))), got[1],
+                          ib.CreateInBoundsGEP(t, got[2], ib.CreateMul(row, i64(n))), ib.CreateSub(rowEnd, row), i64(0),
+                          i64(n), biasAt, got[4]);
+               },
+               /*perThread=*/true);
     return;
   }
   if (batches == 1) {

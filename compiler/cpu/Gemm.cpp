@@ -46,7 +46,14 @@ GemmPlan gemmPlan(DType dtype, const std::string& features) {
 
 GemmTiling gemmTiling(int64_t m, int64_t k, int64_t n, const GemmPlan& plan, int threads) {
   const int64_t tiles = (n + plan.nr - 1) / plan.nr;
-  if (m * k * n < (int64_t(1) << 34)) { // one block of columns per thread
+  if (m * k * n < (int64_t(1) << 34)) {
+    if (m > n) { // taller than wide: one block of rows per thread (each packs all of B)
+      const int64_t rowTiles = (m + plan.mr - 1) / plan.mr;
+      const int64_t perThread = (rowTiles + std::max(1, threads) - 1) / std::max(1, threads);
+      const int64_t rows = perThread * plan.mr;
+      return {rows, n, (m + rows - 1) / rows, 1, 1, m, n};
+    }
+    // one block of columns per thread (each packs all of A)
     const int64_t perThread = std::max<int64_t>(1, tiles / std::max(1, threads));
     const int64_t colChunks = (tiles + perThread - 1) / perThread;
     return {m, perThread * plan.nr, 1, colChunks, 1, m, n};

@@ -33,7 +33,8 @@ struct GemmPlan {
 };
 
 /// How a product C[m,n] = A[m,k]·B[k,n] is cut into chunks for threads: one block of
-/// columns per thread (each chunk packs A once), unless the product is long (2^34
+/// columns per thread (each chunk packs A once) — of rows when m > n (each packs B
+/// once: the smaller operand is the one packed twice) — unless the product is long (2^34
 /// multiply-adds or more, a third of a second on a core): then tiles of rows × columns of
 /// about 2^29 multiply-adds, so
 /// that an interrupt, checked between chunks, is seen within a fraction of a second and
