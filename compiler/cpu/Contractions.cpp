@@ -70,7 +70,7 @@ std::pair<llvm::Value*, llvm::Value*> batchOffsets(llvm::IRBuilder<>& ib, llvm::
 void packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int64_t m, int64_t k, int64_t n,
                   const std::vector<int64_t>& batch, const Matrix& a, const Matrix& b, const GemmEpilogue& epilogue) {
   const DType dtype = op.result()->type().dtype;
-  const GemmPlan plan = gemmPlan(dtype, g.moduleCodegen().options.cpuFeatures);
+  const GemmPlan plan = gemmPlanFor(dtype, g.moduleCodegen().options.cpuFeatures, m, n);
   llvm::Function* kernel = g.library().get(cat("tsl_k_packedgemm_", kernelTag(dtype)));
   llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dtype, plan, false);
   llvm::Function* microRows = gemmMicroKernel(g.moduleCodegen().out, dtype, plan, true);

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <string>
 
 // The packed GEMM and convolution of kernels/PackedGemm.h, compiled into the compiler
 // (NativeKernels.cpp).
@@ -41,8 +42,12 @@ namespace {
 /// The process's micro-kernels, compiled once into a JIT of their own.
 struct MicroKernels {
   std::shared_ptr<Jit> jit;
+  std::string features;
   std::unique_ptr<Jit::Code> code[2][2]; ///< [f32, f64][k-major, row-major A panels]
   GemmPlan plan[2];
+  /// The other tile gemmPlanFor may choose (none without AVX-512), its code likewise.
+  std::unique_ptr<Jit::Code> wideCode[2][2];
+  GemmPlan widePlan[2];
   bool ready = false;
 };
 
@@ -68,11 +73,16 @@ MicroKernels* microKernels() {
     try {
       kernels->jit = std::make_shared<Jit>();
       const std::string features = kernels->jit->machine().getTargetFeatureString().str();
+      kernels->features = features;
       for (DType dtype : {DType::F32, DType::F64}) {
         const size_t i = dtype == DType::F32 ? 0 : 1;
         kernels->plan[i] = gemmPlan(dtype, features);
-        for (bool rows : {false, true})
+        kernels->widePlan[i] = gemmPlanFor(dtype, features, 6, 256); // the wide tile, where there is one
+        for (bool rows : {false, true}) {
           kernels->code[i][rows] = compileMicroKernel(kernels->jit, dtype, kernels->plan[i], rows);
+          if (kernels->widePlan[i].nr != kernels->plan[i].nr)
+            kernels->wideCode[i][rows] = compileMicroKernel(kernels->jit, dtype, kernels->widePlan[i], rows);
+        }
       }
       kernels->ready = true;
     } catch (...) {
@@ -85,10 +95,14 @@ MicroKernels* microKernels() {
 template <typename T, typename Fn>
 TSL_CALLS_GENERATED_CODE void run(const MicroKernels& k, size_t which, Fn packed, const void* a, int64_t lda,
                                   const void* b, int64_t ldb, void* c, int64_t ldc, int64_t m, int64_t kk, int64_t n) {
-  const GemmPlan& plan = k.plan[which];
+  // The plan compiled code would choose for this shape (gemmPlanFor), so both agree.
+  const GemmPlan chosen = gemmPlanFor(which == 0 ? DType::F32 : DType::F64, k.features, m, n);
+  const bool wide = chosen.nr != k.plan[which].nr && k.wideCode[which][0];
+  const GemmPlan& plan = wide ? k.widePlan[which] : k.plan[which];
+  const auto& code = wide ? k.wideCode[which] : k.code[which];
   using Micro = void (*)(int64_t, const T*, const T*, T*, int64_t, int32_t);
-  auto micro = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which][0]->entry()));
-  auto microRows = reinterpret_cast<Micro>(reinterpret_cast<void*>(k.code[which][1]->entry()));
+  auto micro = reinterpret_cast<Micro>(reinterpret_cast<void*>(code[0]->entry()));
+  auto microRows = reinterpret_cast<Micro>(reinterpret_cast<void*>(code[1]->entry()));
   const T* pa = static_cast<const T*>(a);
   const T* pb = static_cast<const T*>(b);
   T* pc = static_cast<T*>(c);

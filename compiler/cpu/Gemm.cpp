@@ -44,6 +44,18 @@ GemmPlan gemmPlan(DType dtype, const std::string& features) {
   return {lanes, 4, 2 * lanes, 256, 128, 2048};
 }
 
+GemmPlan gemmPlanFor(DType dtype, const std::string& features, int64_t m, int64_t n) {
+  const GemmPlan base = gemmPlan(dtype, features);
+  if (!has(features, "avx512f")) return base;
+  // 6×4 vectors: 24 accumulators as 8×3 has, for products whose n a tile of 48 cuts
+  // badly (256 = 5·48 + 16); kc shrinks so that B's micro-panel still fits L1.
+  const GemmPlan wide{base.lanes, 6, 4 * base.lanes, 96, base.mc, base.nc};
+  auto padded = [&](const GemmPlan& p) {
+    return static_cast<double>((m + p.mr - 1) / p.mr * p.mr) * static_cast<double>((n + p.nr - 1) / p.nr * p.nr);
+  };
+  return padded(wide) < 0.95 * padded(base) ? wide : base;
+}
+
 GemmTiling gemmTiling(int64_t m, int64_t k, int64_t n, const GemmPlan& plan, int threads) {
   const int64_t tiles = (n + plan.nr - 1) / plan.nr;
   if (m * k * n < (int64_t(1) << 34)) {

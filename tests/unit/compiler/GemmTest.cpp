@@ -158,6 +158,11 @@ TEST_CASE("each micro-kernel shape matches float64 on awkward sizes and transpos
     for (DType dtype : {DType::F32, DType::F64})
       for (auto [ta, tb] : {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}})
         check(compiler, cpu, dtype, 33, 257, 7, ta, tb, seed++);
+  // Shapes for which AVX-512 takes the 6×64 tile (gemmPlanFor), and their edges.
+  for (const std::string& cpu : cpus)
+    for (DType dtype : {DType::F32, DType::F64})
+      for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{128, 70, 256}, {13, 33, 64}, {7, 300, 128}})
+        check(compiler, cpu, dtype, m, k, n, false, m == 13, seed++);
 }
 
 TEST_CASE("the plans fit the registers and the caches they are for") {
@@ -176,6 +181,15 @@ TEST_CASE("the plans fit the registers and the caches they are for") {
       CHECK(plan.kc * plan.nr * size <= 24 * 1024);   // B's micro-panel in a 32 KiB L1, beside A's
       CHECK(plan.mc * plan.kc * size <= 512 * 1024);  // A's block in L2
       CHECK(plan.kc * plan.nc * size <= 4096 * 1024); // B's block in L3
+      // The tile chosen for an f32 product 128 × 256 fits as well, and is the wide one on
+      // AVX-512 (8×48 would compute 288 columns; f64's 8×24 wastes 3 %, and stays).
+      const auto wide = compiler::cpu::gemmPlanFor(dtype, features, 128, 256);
+      CHECK(wide.mr * wide.nr / wide.lanes + wide.nr / wide.lanes + 1 <= registers);
+      CHECK(wide.kc * wide.nr * size <= 24 * 1024);
+      if (dtype == DType::F32) {
+        CHECK((wide.nr != plan.nr) == (registers == 32));
+        if (registers == 32) CHECK(256 % wide.nr == 0);
+      }
     }
 }
 
