@@ -11,7 +11,7 @@
 // operation then falls back too.
 #include "compiler/cpu/Contractions.h"
 #include "compiler/cpu/FunctionCodegen.h"
-#include "compiler/cpu/SoftmaxRows.h"
+#include "compiler/cpu/VectorRows.h"
 
 #include "runtime/Creation.h"
 #include "runtime/Structure.h"
@@ -66,21 +66,35 @@ bool alongAxis(FunctionCodegen& g, const Operation& op, llvm::Value* out, int64_
   return true;
 }
 
-bool softmax(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+/// Whether `op` (f32 in and out) works along the last axis of its operand: then the rows
+/// are contiguous and a generated vector kernel (VectorRows.h) runs them.
+bool f32Rows(const Operation& op, int64_t axis) {
   const ir::Type& x = op.operand(0)->type();
+  return x.dtype == DType::F32 && op.result()->type().dtype == DType::F32 && x.rank() > 0 &&
+         normalizeAxis(axis, x.rank()) == x.rank() - 1;
+}
+
+/// Runs `kernel(x, out, begin, end, n, extra...)` over the rows of op's operand in parallel.
+void vectorRows(FunctionCodegen& g, const Operation& op, llvm::Value* out, llvm::Function* kernel,
+                const std::vector<llvm::Value*>& extra) {
+  const std::vector<int64_t> dims = dimsOf(op.operand(0)->type());
+  const int64_t n = dims.back(), rows = product(dims, 0, dims.size() - 1);
+  if (rows * n == 0) return;
+  g.parallel(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), {g.pointer(op.operand(0)), out},
+             [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+               std::vector<llvm::Value*> args{got[0], got[1], begin, end, b.getInt64(static_cast<uint64_t>(n))};
+               args.insert(args.end(), extra.begin(), extra.end());
+               b.CreateCall(kernel, args);
+             });
+}
+
+bool softmax(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   const int64_t axis = std::get<AxisAttrs>(op.attrs()).axis;
-  if (x.dtype == DType::F32 && op.result()->type().dtype == DType::F32 && x.rank() > 0 &&
-      normalizeAxis(axis, x.rank()) == x.rank() - 1) {
-    // Rows along the last axis: the generated vector kernel (SoftmaxRows.h).
-    const std::vector<int64_t> dims = dimsOf(x);
-    const int64_t n = dims.back(), rows = product(dims, 0, dims.size() - 1);
-    if (rows * n == 0) return true;
-    llvm::Function* kernel = softmaxRowsF32(g.moduleCodegen().out, g.moduleCodegen().options.cpuFeatures,
-                                            g.library().get("tsl_k_softmax_f32"));
-    g.parallel(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), {g.pointer(op.operand(0)), out},
-               [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-                 b.CreateCall(kernel, {got[0], got[1], begin, end, b.getInt64(static_cast<uint64_t>(n))});
-               });
+  if (f32Rows(op, axis)) {
+    vectorRows(g, op, out,
+               softmaxRowsF32(g.moduleCodegen().out, g.moduleCodegen().options.cpuFeatures,
+                              g.library().get("tsl_k_softmax_f32")),
+               {});
     return true;
   }
   return alongAxis(g, op, out, axis, "softmax", {g.i32(0)});
@@ -90,6 +104,11 @@ bool logSoftmax(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
 }
 bool layerNorm(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   const auto& attrs = std::get<NormAttrs>(op.attrs());
+  if (f32Rows(op, attrs.axis)) {
+    vectorRows(g, op, out, layerNormRowsF32(g.moduleCodegen().out, g.moduleCodegen().options.cpuFeatures),
+               {llvm::ConstantFP::get(g.builder().getFloatTy(), static_cast<double>(static_cast<float>(attrs.eps)))});
+    return true;
+  }
   return alongAxis(g, op, out, attrs.axis, "layernorm",
                    {llvm::ConstantFP::get(g.builder().getDoubleTy(), attrs.eps)});
 }

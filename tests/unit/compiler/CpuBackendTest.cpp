@@ -286,7 +286,7 @@ TEST_CASE("compiled code reports a failed check as the eager error at the operat
 }
 
 TEST_CASE("generated softmax rows compute the library kernel's bits, special values and tails included") {
-  // The generated kernel (compiler/cpu/SoftmaxRows.cpp) repeats runtime/RowKernels.h's
+  // The generated kernel (compiler/cpu/VectorRows.cpp) repeats runtime/RowKernels.h's
   // operations; eager softmax runs the latter. Rows of every length up to two vector
   // blocks and beyond, for each vector width, with NaN, ±inf, huge and tiny values.
   std::vector<std::string> cpus{"native", "x86-64"};
@@ -355,4 +355,39 @@ TEST_CASE("compiled max and average pooling give the eager kernels' bits") {
         const Tensor got = compiler.compile(ir::parseModule(text), "f", "cpu", {})->run(std::vector<Tensor>{x})[0];
         CHECK(std::memcmp(got.data(), expected.data(), static_cast<size_t>(expected.numel()) * dtypeSize(dtype)) == 0);
       }
+}
+
+extern "C" void tsl_k_layernorm_f32(const float* x, float* y, int64_t begin, int64_t end, int64_t n, int64_t inner,
+                                    double eps) noexcept;
+
+TEST_CASE("generated layer-norm rows compute the library kernel's bits") {
+  // VectorRows.cpp repeats runtime/RowKernels.h's sums in their order, as the kernel
+  // library compiles them (no contraction into FMAs; the eager build may contract the
+  // tails, an ulp away). Every vector width, rows shorter and longer than 16 lanes.
+  std::vector<std::string> cpus{"native", "x86-64"};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) cpus.push_back("x86-64-v3");
+  compiler::Compiler compiler;
+  for (const std::string& cpu : cpus)
+    for (int64_t n : {1, 5, 16, 17, 40, 1000}) {
+      CAPTURE(cpu);
+      CAPTURE(n);
+      const Tensor x = randNormal(rngKey(n), Shape{5, n}, DType::F32);
+      const std::string type = cat("f32[5,", n, "]");
+      compiler::CompileOptions options;
+      options.cpu = cpu;
+      const Tensor got = compiler
+                             .compile(ir::parseModule("func @f(%x: " + type + ") -> (" + type +
+                                                      ") {\n  %y = layer_norm %x {axis = -1, eps = 0.001} : " + type +
+                                                      "\n  return %y\n}\n"),
+                                      "f", "cpu", options)
+                             ->run(std::vector<Tensor>{x})[0];
+      std::vector<float> expected(static_cast<size_t>(5 * n));
+      tsl_k_layernorm_f32(reinterpret_cast<const float*>(contiguous(x).data()), expected.data(), 0, 5, n, 1, 0.001);
+      CHECK(std::memcmp(got.data(), expected.data(), expected.size() * sizeof(float)) == 0);
+      // and eager layer-norm within an ulp or two
+      const Tensor eager = contiguous(layerNorm(x, -1, 0.001));
+      for (int64_t i = 0; i < 5 * n; ++i)
+        CHECK(std::abs(reinterpret_cast<const float*>(got.data())[i] - reinterpret_cast<const float*>(eager.data())[i]) <=
+              4e-6f * (1.0f + std::abs(expected[static_cast<size_t>(i)])));
+    }
 }

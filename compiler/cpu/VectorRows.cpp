@@ -1,16 +1,20 @@
-// compiler/cpu/SoftmaxRows.cpp — f32 softmax over contiguous rows, generated as LLVM IR
-// with explicit vectors.
+// compiler/cpu/VectorRows.cpp — f32 softmax and layer-norm over contiguous rows,
+// generated as LLVM IR with explicit vectors.
 //
-// It computes what runtime/RowKernels.h's softmax computes for a row of finite values —
-// the same operations in the same order, so the same bits: the maximum; then
-// e = fastExp(x - max) (FastMath.h's polynomial, operation for operation) stored and
-// summed into kLanes (16) partial sums, which are added after the tail's sum, in lane
-// order; then the row scaled by 1 / sum. A row holding a NaN or an infinity (found in
-// the first pass: x - x is then NaN) is handed to the library's kernel, which handles it.
-// Written out here because neither compiler vectorises the C++ form of these loops as
-// well (GCC spills the partial sums and the exponential's constants); LLVM given vectors
-// keeps everything in registers.
-#include "compiler/cpu/SoftmaxRows.h"
+// Each computes what runtime/RowKernels.h computes — the same operations in the same
+// order, so the same bits — written out here because neither compiler vectorises the
+// C++ form of these loops well enough (GCC spills softmax's partial sums and the
+// exponential's constants and keeps its maximum loop scalar; clang keeps layer-norm's
+// passes scalar); LLVM given vectors keeps everything in registers.
+//  - softmax: the maximum; then e = fastExp(x - max) (FastMath.h's polynomial, operation
+//    for operation) stored and summed into kLanes (16) partial sums, which are added
+//    after the tail's sum, in lane order; then the row scaled by 1 / sum. A row holding
+//    a NaN or an infinity (found in the first pass: x - x is then NaN) is handed to the
+//    library's kernel, which handles it.
+//  - layer-norm: the mean from 16 partial sums (the tail added into the first), the
+//    variance from 16 partial sums of squared deviations likewise, then
+//    (x - mean) · 1 / sqrt(variance + eps).
+#include "compiler/cpu/VectorRows.h"
 
 #include "compiler/cpu/Gemm.h"
 #include "runtime/RowKernels.h"
@@ -210,6 +214,86 @@ llvm::Function* softmaxRowsF32(llvm::Module& module, const std::string& features
     }, "scale.tail");
     b.CreateBr(next);
     b.SetInsertPoint(next);
+    return std::vector<llvm::Value*>{};
+  }, "row");
+  b.CreateRetVoid();
+  return f;
+}
+
+llvm::Function* layerNormRowsF32(llvm::Module& module, const std::string& features) {
+  const std::string name = "tsl_layernorm_rows_f32";
+  if (llvm::Function* f = module.getFunction(name)) return f;
+  llvm::LLVMContext& c = module.getContext();
+  const int64_t lanes = std::min<int64_t>(gemmPlan(DType::F32, features).lanes, rows::kLanes);
+  const int64_t groups = rows::kLanes / lanes;
+  llvm::Type* t = llvm::Type::getFloatTy(c);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(c);
+  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
+  auto* vec = llvm::FixedVectorType::get(t, static_cast<unsigned>(lanes));
+  auto* type = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr, ptr, i64, i64, i64, t}, false);
+  llvm::Function* f = llvm::Function::Create(type, llvm::Function::InternalLinkage, name, module);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  f->addFnAttr("tsl-generated");
+  llvm::Value* x = f->getArg(0);
+  llvm::Value* y = f->getArg(1);
+  llvm::Value* n = f->getArg(4);
+  llvm::Value* eps = f->getArg(5);
+  const llvm::Align align(4);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", f));
+  auto splat = [&](llvm::Value* s) { return b.CreateVectorSplat(static_cast<unsigned>(lanes), s); };
+  auto load = [&](llvm::Value* base, llvm::Value* at) { return b.CreateAlignedLoad(vec, b.CreateInBoundsGEP(t, base, at), align); };
+  auto loadScalar = [&](llvm::Value* base, llvm::Value* at) {
+    return b.CreateAlignedLoad(t, b.CreateInBoundsGEP(t, base, at), align);
+  };
+  llvm::Value* zero = llvm::ConstantFP::get(t, 0.0);
+  llvm::Value* count = b.CreateSIToFP(n, t);
+  llvm::Function* sqrt = llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::sqrt, {t});
+  // Σ f(x) over a row as RowKernels.h sums: 16 lanes, the tail into lane 0, then the lanes.
+  auto rowSum = [&](llvm::Value* xr, const std::function<llvm::Value*(llvm::Value*)>& term, const char* label) {
+    std::vector<llvm::Value*> parts;
+    for (int64_t g = 0; g < groups; ++g) parts.push_back(llvm::ConstantFP::get(vec, 0.0));
+    llvm::Value* j = countedLoop(b, b.getInt64(0), n, rows::kLanes, parts,
+                                 [&](llvm::Value* i, const std::vector<llvm::Value*>& cur) {
+                                   std::vector<llvm::Value*> out(cur.size());
+                                   for (int64_t g = 0; g < groups; ++g) {
+                                     llvm::Value* v = load(xr, b.CreateAdd(i, b.getInt64(static_cast<uint64_t>(g * lanes))));
+                                     out[static_cast<size_t>(g)] = b.CreateFAdd(cur[static_cast<size_t>(g)], term(v));
+                                   }
+                                   return out;
+                                 }, label);
+    std::vector<llvm::Value*> first{b.CreateExtractElement(parts[0], uint64_t(0))};
+    countedLoop(b, j, n, 1, first, [&](llvm::Value* i, const std::vector<llvm::Value*>& cur) {
+      llvm::Value* v = term(splat(loadScalar(xr, i)));
+      return std::vector<llvm::Value*>{b.CreateFAdd(cur[0], b.CreateExtractElement(v, uint64_t(0)))};
+    }, "tail");
+    llvm::Value* total = b.CreateFAdd(zero, first[0]);
+    for (int64_t l = 1; l < rows::kLanes; ++l)
+      total = b.CreateFAdd(total, b.CreateExtractElement(parts[static_cast<size_t>(l / lanes)], static_cast<uint64_t>(l % lanes)));
+    return total;
+  };
+  std::vector<llvm::Value*> none;
+  countedLoop(b, f->getArg(2), f->getArg(3), 1, none, [&](llvm::Value* row, const std::vector<llvm::Value*>&) {
+    llvm::Value* at = b.CreateMul(row, n);
+    llvm::Value* xr = b.CreateInBoundsGEP(t, x, at);
+    llvm::Value* yr = b.CreateInBoundsGEP(t, y, at);
+    llvm::Value* mean = b.CreateFDiv(rowSum(xr, [](llvm::Value* v) { return v; }, "sum"), count);
+    llvm::Value* meanV = splat(mean);
+    llvm::Value* squares = rowSum(xr, [&](llvm::Value* v) {
+      llvm::Value* d = b.CreateFSub(v, meanV);
+      return b.CreateFMul(d, d);
+    }, "squares");
+    llvm::Value* scale =
+        b.CreateFDiv(llvm::ConstantFP::get(t, 1.0), b.CreateCall(sqrt, {b.CreateFAdd(b.CreateFDiv(squares, count), eps)}));
+    llvm::Value* scaleV = splat(scale);
+    std::vector<llvm::Value*> nothing;
+    llvm::Value* s = countedLoop(b, b.getInt64(0), n, lanes, nothing, [&](llvm::Value* i, const std::vector<llvm::Value*>&) {
+      b.CreateAlignedStore(b.CreateFMul(b.CreateFSub(load(xr, i), meanV), scaleV), b.CreateInBoundsGEP(t, yr, i), align);
+      return std::vector<llvm::Value*>{};
+    }, "normalize");
+    countedLoop(b, s, n, 1, nothing, [&](llvm::Value* i, const std::vector<llvm::Value*>&) {
+      b.CreateAlignedStore(b.CreateFMul(b.CreateFSub(loadScalar(xr, i), mean), scale), b.CreateInBoundsGEP(t, yr, i), align);
+      return std::vector<llvm::Value*>{};
+    }, "normalize.tail");
     return std::vector<llvm::Value*>{};
   }, "row");
   b.CreateRetVoid();

@@ -1,4 +1,5 @@
-// compiler/cpu/SoftmaxRows.h — f32 softmax over contiguous rows as generated LLVM IR.
+// compiler/cpu/VectorRows.h — f32 softmax and layer-norm over contiguous rows as
+// generated LLVM IR (VectorRows.cpp).
 #pragma once
 
 #include <string>
@@ -15,5 +16,9 @@ namespace tsl::compiler::cpu {
 /// runtime/RowKernels.h's softmax. Rows holding a NaN or an infinity call `general`
 /// (the library's tsl_k_softmax_f32). Defined in `module` once.
 llvm::Function* softmaxRowsF32(llvm::Module& module, const std::string& features, llvm::Function* general);
+
+/// `void(float* x, float* y, i64 begin, i64 end, i64 n, float eps)`: layer-norm of rows
+/// [begin, end) of n contiguous elements, the same bits as runtime/RowKernels.h's.
+llvm::Function* layerNormRowsF32(llvm::Module& module, const std::string& features);
 
 } // namespace tsl::compiler::cpu
