@@ -72,8 +72,10 @@ void packedMatmul(FunctionCodegen& g, const Operation& op, llvm::Value* out, int
   const DType dtype = op.result()->type().dtype;
   const GemmPlan plan = gemmPlanFor(dtype, g.moduleCodegen().options.cpuFeatures, m, n);
   llvm::Function* kernel = g.library().get(cat("tsl_k_packedgemm_", kernelTag(dtype)));
-  llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dtype, plan, false);
-  llvm::Function* microRows = gemmMicroKernel(g.moduleCodegen().out, dtype, plan, true);
+  // Only the variant A's packing takes (PackedGemm.h's rowPanels: A's rows contiguous),
+  // in both of the kernel's slots: each micro-kernel costs the module compile time.
+  llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dtype, plan, a.cols == 1);
+  llvm::Function* microRows = micro;
   llvm::Type* t = g.storageType(dtype);
   llvm::Value* bias = epilogue.bias ? epilogue.bias : llvm::ConstantPointerNull::get(g.builder().getPtrTy());
   llvm::Value* alpha = epilogue.alpha ? epilogue.alpha : llvm::ConstantFP::get(t, 1.0);
@@ -311,8 +313,9 @@ bool emitConv2dGradWeight(FunctionCodegen& g, const Operation& op, llvm::Value* 
   if (product(dimsOf(dw)) == 0) return true;
   const GemmPlan plan = gemmPlan(dw.dtype, g.moduleCodegen().options.cpuFeatures);
   llvm::Function* kernel = g.library().get(cat("tsl_k_conv2dgradweight_", kernelTag(dw.dtype)));
-  llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dw.dtype, plan, false);
-  llvm::Function* microRows = gemmMicroKernel(g.moduleCodegen().out, dw.dtype, plan, true);
+  // dy's rows are A, contiguous: the row-panel variant, in both slots.
+  llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dw.dtype, plan, true);
+  llvm::Function* microRows = micro;
   std::vector<llvm::Value*> sizes;
   for (int64_t v : {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ho, s.wo}) sizes.push_back(g.i64(v));
   llvm::Value* sizeArray = g.array(sizes, g.builder().getInt64Ty());
