@@ -62,6 +62,7 @@ void registerPasses() {
   static std::once_flag once;
   std::call_once(once, [] {
     ir::registerPass("fuse", createFusePass);
+    ir::registerPass("expand-einsum", createExpandEinsumPass);
     ir::registerPass("plan-memory", createPlanMemoryPass);
     ir::registerPass("layout-insert", createLayoutInsertPass);
     ir::registerPass("layout-assign", createLayoutAssignPass);

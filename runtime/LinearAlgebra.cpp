@@ -1,6 +1,8 @@
 // runtime/LinearAlgebra.cpp — matmul on Eigen's GEMM; dot and einsum reduce to it.
 #include "runtime/LinearAlgebra.h"
 
+#include "runtime/EinsumPlan.h"
+
 #include "runtime/Dispatch.h"
 #include "runtime/Elementwise.h"
 #include "runtime/Interrupt.h"
@@ -217,15 +219,10 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 
 // ---- einsum ----
 
-namespace {
+namespace einsumplan {
 
-struct EinsumSpec {
-  std::vector<std::string> inputs;
-  std::string output;
-};
-
-EinsumSpec parseEinsum(const std::string& spec, size_t operands) {
-  EinsumSpec parsed;
+Spec parse(const std::string& spec, size_t operands) {
+  Spec parsed;
   const size_t arrow = spec.find("->");
   const std::string lhs = spec.substr(0, arrow);
   std::string current;
@@ -262,90 +259,53 @@ EinsumSpec parseEinsum(const std::string& spec, size_t operands) {
   return parsed;
 }
 
-/// An operand with its letters, after diagonals are taken.
-struct Term {
-  Tensor tensor;
-  std::string letters;
-};
+} // namespace einsumplan
 
-/// Takes the diagonal for letters repeated within one operand (a strided view).
-Term diagonal(const Tensor& t, const std::string& letters) {
-  std::string unique;
-  std::array<int64_t, Shape::kMaxRank> dims{}, strides{};
-  int rank = 0;
-  for (size_t i = 0; i < letters.size(); ++i) {
-    const size_t at = unique.find(letters[i]);
-    if (at == std::string::npos) {
-      unique += letters[i];
-      dims[rank] = t.shape()[static_cast<int>(i)];
-      strides[rank] = t.strides()[i];
-      ++rank;
-    } else {
-      if (dims[at] != t.shape()[static_cast<int>(i)])
-        fail(ErrorKind::Shape, "einsum: letter '", letters[i], "' has sizes ", dims[at], " and ",
-             t.shape()[static_cast<int>(i)], " within one operand");
-      strides[at] += t.strides()[i];
+namespace {
+
+/// einsum's plan (runtime/EinsumPlan.h) on tensors.
+struct TensorOps {
+  using Value = Tensor;
+  /// Takes the diagonal for letters repeated within one operand (a strided view).
+  Tensor diagonal(const Tensor& t, const std::string& letters, std::string& unique) {
+    unique.clear();
+    std::array<int64_t, Shape::kMaxRank> dims{}, strides{};
+    int rank = 0;
+    for (size_t i = 0; i < letters.size(); ++i) {
+      const size_t at = unique.find(letters[i]);
+      if (at == std::string::npos) {
+        unique += letters[i];
+        dims[rank] = t.shape()[static_cast<int>(i)];
+        strides[rank] = t.strides()[i];
+        ++rank;
+      } else {
+        if (dims[at] != t.shape()[static_cast<int>(i)])
+          fail(ErrorKind::Shape, "einsum: letter '", letters[i], "' has sizes ", dims[at], " and ",
+               t.shape()[static_cast<int>(i)], " within one operand");
+        strides[at] += t.strides()[i];
+      }
     }
+    if (rank == t.rank()) return t;
+    return Tensor::view(t.dtype(), Shape(std::span<const int64_t>(dims.data(), rank)),
+                        std::span<const int64_t>(strides.data(), rank), t.offset(), *t.storage());
   }
-  if (rank == t.rank()) return {t, letters};
-  return {Tensor::view(t.dtype(), Shape(std::span<const int64_t>(dims.data(), rank)),
-                       std::span<const int64_t>(strides.data(), rank), t.offset(), *t.storage()),
-          unique};
-}
 
-/// Sums away the letters of `term` not in `keep`.
-Term sumOut(const Term& term, const std::string& keep) {
-  ReduceAttrs attrs;
-  std::string remaining;
-  for (size_t i = 0; i < term.letters.size(); ++i) {
-    if (keep.find(term.letters[i]) == std::string::npos) attrs.axes.push_back(static_cast<int64_t>(i));
-    else remaining += term.letters[i];
+  Tensor sum(const Tensor& t, const std::vector<int64_t>& axes) {
+    ReduceAttrs attrs;
+    attrs.axes = axes;
+    return reduce(ReduceOp::Sum, t, attrs);
   }
-  if (attrs.axes.empty()) return term;
-  return {reduce(ReduceOp::Sum, term.tensor, attrs), remaining};
-}
-
-/// Moves the letters of `term` into the order `order` (a permutation of its letters).
-Tensor arrange(const Term& term, const std::string& order) {
-  std::vector<int64_t> perm;
-  for (char c : order) perm.push_back(static_cast<int64_t>(term.letters.find(c)));
-  return transpose(term.tensor, perm);
-}
-
-int64_t sizeOf(const Term& t, char c) { return t.tensor.shape()[static_cast<int>(t.letters.find(c))]; }
-
-/// Contracts two terms, keeping the letters in `needed`.
-Term contract(const Term& a, const Term& b, const std::string& needed) {
-  std::string batch, summed, freeA, freeB;
-  for (char c : a.letters) {
-    const bool inB = b.letters.find(c) != std::string::npos;
-    if (inB && sizeOf(a, c) != sizeOf(b, c))
-      fail(ErrorKind::Shape, "einsum: letter '", c, "' has size ", sizeOf(a, c), " in one operand and ",
-           sizeOf(b, c), " in another");
-    if (inB) (needed.find(c) != std::string::npos ? batch : summed) += c;
-    else freeA += c;
-  }
-  for (char c : b.letters)
-    if (a.letters.find(c) == std::string::npos) freeB += c;
-  auto product = [&](const Term& t, const std::string& letters) {
-    int64_t p = 1;
-    for (char c : letters) p *= sizeOf(t, c);
-    return p;
-  };
-  const int64_t nb = product(a, batch), na = product(a, freeA), nk = product(a, summed), nf = product(b, freeB);
-  const Tensor A = reshape(arrange(a, batch + freeA + summed), Shape{nb, na, nk});
-  const Tensor B = reshape(arrange(b, batch + summed + freeB), Shape{nb, nk, nf});
-  Shape shape;
-  for (char c : batch) shape.push(sizeOf(a, c));
-  for (char c : freeA) shape.push(sizeOf(a, c));
-  for (char c : freeB) shape.push(sizeOf(b, c));
-  return {reshape(matmul(A, B), shape), batch + freeA + freeB};
-}
+  Tensor transpose(const Tensor& t, const std::vector<int64_t>& perm) { return tsl::transpose(t, perm); }
+  Tensor reshape(const Tensor& t, const std::vector<int64_t>& dims) { return tsl::reshape(t, Shape(dims)); }
+  Tensor matmul(const Tensor& a, const Tensor& b) { return tsl::matmul(a, b); }
+  int64_t size(const Tensor& t, int axis) { return t.shape()[axis]; }
+  int rank(const Tensor& t) { return t.rank(); }
+};
 
 } // namespace
 
 Shape einsumShape(const std::string& spec, std::span<const Shape> operands) {
-  const EinsumSpec parsed = parseEinsum(spec, operands.size());
+  const einsumplan::Spec parsed = einsumplan::parse(spec, operands.size());
   std::map<char, int64_t> sizes;
   for (size_t i = 0; i < operands.size(); ++i) {
     if (static_cast<int>(parsed.inputs[i].size()) != operands[i].rank())
@@ -368,25 +328,11 @@ Tensor einsum(const std::string& spec, std::span<const Tensor> operands) {
   std::vector<Shape> shapes;
   for (const Tensor& t : operands) shapes.push_back(t.shape());
   const Shape outShape = einsumShape(spec, shapes);
-  const EinsumSpec parsed = parseEinsum(spec, operands.size());
-  std::vector<Term> terms;
-  for (size_t i = 0; i < operands.size(); ++i) {
-    const Tensor t = operands[i].isScalar() ? operands[i].strengthened() : operands[i];
-    terms.push_back(diagonal(t, parsed.inputs[i]));
-  }
-  // Fold left, each step keeping the letters the output or a later operand needs.
-  auto neededAfter = [&](size_t i) {
-    std::string needed = parsed.output;
-    for (size_t j = i; j < terms.size(); ++j) needed += terms[j].letters;
-    return needed;
-  };
-  Term acc = sumOut(terms[0], neededAfter(1));
-  for (size_t i = 1; i < terms.size(); ++i) {
-    const std::string needed = neededAfter(i + 1);
-    acc = contract(acc, sumOut(terms[i], needed + acc.letters), needed);
-  }
-  acc = sumOut(acc, parsed.output);
-  const Tensor result = arrange(acc, parsed.output);
+  const einsumplan::Spec parsed = einsumplan::parse(spec, operands.size());
+  std::vector<Tensor> values;
+  for (const Tensor& t : operands) values.push_back(t.isScalar() ? t.strengthened() : t);
+  TensorOps ops;
+  const Tensor result = einsumplan::Plan<TensorOps>{ops}.run(parsed, values);
   TSL_ASSERT(result.shape() == outShape);
   return result.isScalar() ? result.strengthened() : contiguous(result);
 }

@@ -194,6 +194,7 @@ public:
   const std::vector<std::string>& pipeline() const override {
     static const std::vector<std::string> passes = [] {
       std::vector<std::string> p = ir::optimizationPasses();
+      p.push_back("expand-einsum"); // einsum's contractions on the GEMM
       p.insert(p.end(), layoutPasses().begin(), layoutPasses().end());
       p.push_back("fuse");
       p.push_back("plan-memory");

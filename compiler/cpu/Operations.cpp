@@ -341,7 +341,8 @@ struct Fallback {
 /// Operations that run their eager kernel, and why (the CPU performance work turns the
 /// ones that matter into generated code).
 const Fallback kFallbacks[] = {
-    {OpKind::Einsum, "einsum is not generated yet"},
+    {OpKind::Einsum, "an einsum taking a diagonal (a letter repeated within an operand): expand-einsum turns the "
+                     "others into matmuls"},
     {OpKind::MaxPool2dGrad, "the cotangents of pooling are not generated yet"},
     {OpKind::AvgPool2dGrad, "the cotangents of pooling are not generated yet"},
     {OpKind::Mse, "mse is not generated yet"},

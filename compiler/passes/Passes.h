@@ -10,6 +10,7 @@
 namespace tsl::compiler {
 
 std::unique_ptr<ir::Pass> createFusePass();       ///< fuse: loops, reductions, epilogues
+std::unique_ptr<ir::Pass> createExpandEinsumPass(); ///< expand-einsum: einsum as matmuls
 std::unique_ptr<ir::Pass> createPlanMemoryPass(); ///< plan-memory: buffers and lifetimes
 std::unique_ptr<ir::Pass> createLayoutInsertPass();    ///< layout-insert: demanded layouts
 std::unique_ptr<ir::Pass> createLayoutAssignPass();    ///< layout-assign: agnostic groups
