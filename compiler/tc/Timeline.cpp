@@ -1,0 +1,61 @@
+// compiler/tc/Timeline.cpp — per-pipe timelines of a tensor-core program.
+#include "compiler/tc/Timeline.h"
+
+#include "tsl/Error.h"
+
+#include <algorithm>
+
+namespace tsl::compiler::tc {
+
+const char* pipeName(Pipe p) {
+  switch (p) {
+  case Pipe::Mte2: return "MTE2";
+  case Pipe::Mte1: return "MTE1";
+  case Pipe::Cube: return "CUBE";
+  case Pipe::Fixpipe: return "FIXPIPE";
+  case Pipe::Mte3: return "MTE3";
+  case Pipe::Vector: return "VECTOR";
+  }
+  return "?";
+}
+
+int64_t moveCycles(const Device& d, Path path, int64_t bytes) {
+  int64_t bandwidth = 1;
+  switch (path) {
+  case Path::GmToL1: bandwidth = d.gmToL1; break;
+  case Path::GmToUb: bandwidth = d.gmToUb; break;
+  case Path::L1ToL0a: bandwidth = d.l1ToL0a; break;
+  case Path::L1ToL0b: bandwidth = d.l1ToL0b; break;
+  case Path::L0cToGm: bandwidth = d.l0cToGm; break;
+  case Path::L0cToUb: bandwidth = d.l0cToUb; break;
+  case Path::UbToGm: bandwidth = d.ubToGm; break;
+  }
+  return d.latency + (std::max<int64_t>(bytes, 0) + bandwidth - 1) / bandwidth;
+}
+
+int64_t mmadCycles(const Device& d, int64_t fractals) { return d.latency + std::max<int64_t>(fractals, 0) * d.mmadCyclesPerFractal; }
+
+Schedule schedule(std::span<const Step> steps) {
+  Schedule s;
+  s.start.resize(steps.size());
+  s.end.resize(steps.size());
+  std::array<int64_t, kPipes> free{}; // when each pipe finishes what it has
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& step = steps[i];
+    const auto pipe = static_cast<size_t>(step.pipe);
+    int64_t start = free[pipe];
+    for (size_t j : step.after) {
+      TSL_ASSERT(j < i, "tc: step ", i, " waits for step ", j, ", which comes later");
+      start = std::max(start, s.end[j]);
+    }
+    s.start[i] = start;
+    s.end[i] = start + step.cycles;
+    free[pipe] = s.end[i];
+    s.busy[pipe] += step.cycles;
+    s.serial += step.cycles;
+    s.total = std::max(s.total, s.end[i]);
+  }
+  return s;
+}
+
+} // namespace tsl::compiler::tc
