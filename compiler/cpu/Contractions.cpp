@@ -247,6 +247,13 @@ bool emitMatmulWithEpilogue(FunctionCodegen& g, const Operation& op, llvm::Value
 
 namespace {
 
+/// `s` as the constant array the convolution kernels take (ConvSizes' order).
+llvm::Value* sizesArray(FunctionCodegen& g, const ConvSizes& s) {
+  std::vector<llvm::Value*> sizes;
+  for (int64_t v : {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ho, s.wo}) sizes.push_back(g.i64(v));
+  return g.array(sizes, g.builder().getInt64Ty());
+}
+
 /// The packed convolution of sizes `s` over x and w (w flipped: PackedGemm.h's
 /// packConvWeights), tasks of output positions in parallel (ConvTiling, fixed at compile
 /// time for up to 16 threads).
@@ -256,9 +263,7 @@ void packedConv(FunctionCodegen& g, DType dtype, llvm::Value* x, llvm::Value* w,
   llvm::Function* kernel = g.library().get(cat("tsl_k_conv2d_", kernelTag(dtype)));
   llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dtype, plan, true); // weights in row panels
   const ConvTiling tiling = convTiling(s, plan, 16);
-  std::vector<llvm::Value*> sizes;
-  for (int64_t v : {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ho, s.wo}) sizes.push_back(g.i64(v));
-  llvm::Value* sizeArray = g.array(sizes, g.builder().getInt64Ty());
+  llvm::Value* sizeArray = sizesArray(g, s);
   g.parallel(tiling.tasks, tiling.grain, {x, w, out, sizeArray},
              [&](llvm::IRBuilder<>& ib, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
                auto i64 = [&](int64_t v) { return ib.getInt64(static_cast<uint64_t>(v)); };
@@ -316,9 +321,7 @@ bool emitConv2dGradWeight(FunctionCodegen& g, const Operation& op, llvm::Value* 
   // dy's rows are A, contiguous: the row-panel variant, in both slots.
   llvm::Function* micro = gemmMicroKernel(g.moduleCodegen().out, dw.dtype, plan, true);
   llvm::Function* microRows = micro;
-  std::vector<llvm::Value*> sizes;
-  for (int64_t v : {s.n, s.c, s.h, s.w, s.o, s.kh, s.kw, s.sh, s.sw, s.ph, s.pw, s.ho, s.wo}) sizes.push_back(g.i64(v));
-  llvm::Value* sizeArray = g.array(sizes, g.builder().getInt64Ty());
+  llvm::Value* sizeArray = sizesArray(g, s);
   // Tiles of nr columns of dw, each over every image.
   g.parallel((s.depth() + plan.nr - 1) / plan.nr, 1,
              {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out, sizeArray},

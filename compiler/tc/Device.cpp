@@ -59,6 +59,22 @@ Key integer(const char* name, int64_t Device::*field) {
           [field](const Device& d) { return std::to_string(d.*field); }, "an integer"};
 }
 
+/// An int field, reached through `field` (an int64 outside int's range is malformed).
+Key int32(const char* name, int& (*field)(Device&)) {
+  return {name,
+          [field](Device& d, std::string_view v) {
+            int64_t n = 0;
+            if (!readInt(v, n) || n < INT32_MIN || n > INT32_MAX) return false;
+            field(d) = static_cast<int>(n);
+            return true;
+          },
+          [field](const Device& d) {
+            Device copy = d; // the accessor reaches into a mutable device
+            return std::to_string(field(copy));
+          },
+          "an integer"};
+}
+
 Key buffer(const char* name, Buffer Device::*buf, int64_t Buffer::*field) {
   return {name, [buf, field](Device& d, std::string_view v) { return readInt(v, (d.*buf).*field); },
           [buf, field](const Device& d) { return std::to_string((d.*buf).*field); }, "an integer"};
@@ -104,13 +120,7 @@ const std::vector<Key>& keys() {
     k.push_back(integer("mmad.cycles_per_fractal", &Device::mmadCyclesPerFractal));
     k.push_back(integer("latency", &Device::latency));
     k.push_back(integer("queue_depth", &Device::queueDepth));
-    k.push_back({"events", [](Device& d, std::string_view v) {
-                   int64_t n = 0;
-                   if (!readInt(v, n) || n < INT32_MIN || n > INT32_MAX) return false;
-                   d.events = static_cast<int>(n);
-                   return true;
-                 },
-                 [](const Device& d) { return std::to_string(d.events); }, "an integer"});
+    k.push_back(int32("events", [](Device& d) -> int& { return d.events; }));
     k.push_back(choice("fixpipe", &Device::fixpipe, {{"true", true}, {"false", false}}, "true or false"));
     k.push_back(choice("float_overflow", &Device::overflow, {{"inf", Overflow::Infinity}, {"saturate", Overflow::Saturate}},
                        "inf or saturate"));
@@ -118,20 +128,8 @@ const std::vector<Key>& keys() {
     k.push_back(choice("accumulation", &Device::accumulation,
                        {{"ieee_seq", Accumulation::IeeeSeq}, {"block_fma", Accumulation::BlockFma}},
                        "ieee_seq or block_fma"));
-    k.push_back({"block_fma.nb", [](Device& d, std::string_view v) {
-                   int64_t n = 0;
-                   if (!readInt(v, n) || n < INT32_MIN || n > INT32_MAX) return false;
-                   d.blockFma.nb = static_cast<int>(n);
-                   return true;
-                 },
-                 [](const Device& d) { return std::to_string(d.blockFma.nb); }, "an integer"});
-    k.push_back({"block_fma.extra_bits", [](Device& d, std::string_view v) {
-                   int64_t n = 0;
-                   if (!readInt(v, n) || n < INT32_MIN || n > INT32_MAX) return false;
-                   d.blockFma.extraBits = static_cast<int>(n);
-                   return true;
-                 },
-                 [](const Device& d) { return std::to_string(d.blockFma.extraBits); }, "an integer"});
+    k.push_back(int32("block_fma.nb", [](Device& d) -> int& { return d.blockFma.nb; }));
+    k.push_back(int32("block_fma.extra_bits", [](Device& d) -> int& { return d.blockFma.extraBits; }));
     k.push_back({"block_fma.round_toward_zero",
                  [](Device& d, std::string_view v) {
                    if (v != "true" && v != "false") return false;

@@ -210,25 +210,19 @@ TSL_PACKED_GEMM(f64, double)
 
 // ---- Pooling: planes [begin, end) of runtime/PoolRows.h (sizes: h, w, kh, kw, sh, sw, ph,
 // pw, ho, wo), accumulating in the output rows ----
-#define TSL_POOL(tag, T)                                                                           \
-  extern "C" void tsl_k_maxpool_##tag(const T* x, T* out, const int64_t* sizes, int64_t begin, int64_t end) noexcept { \
+#define TSL_POOL(name, kind, tag, T)                                                              \
+  extern "C" void tsl_k_##name##_##tag(const T* x, T* out, const int64_t* sizes, int64_t begin, int64_t end) noexcept { \
     const tsl::pool::Plane g{sizes[0], sizes[1], sizes[2], sizes[3], sizes[4],                     \
                              sizes[5], sizes[6], sizes[7], sizes[8], sizes[9]};                    \
     for (int64_t p = begin; p < end; ++p)                                                          \
-      tsl::pool::poolPlane<tsl::pool::Kind::Max, T>(x + p * g.h * g.w, out + p * g.ho * g.wo, g, nullptr, \
-                                                    [](T v) { return v; }, [](T v) { return v; }); \
+      tsl::pool::poolPlane<tsl::pool::Kind::kind, T>(x + p * g.h * g.w, out + p * g.ho * g.wo, g, nullptr, \
+                                                     [](T v) { return v; }, [](T v) { return v; }); \
   }                                                                                                \
-  TSL_KERNEL_EXPORT(tsl_k_maxpool_##tag)                                                           \
-  extern "C" void tsl_k_avgpool_##tag(const T* x, T* out, const int64_t* sizes, int64_t begin, int64_t end) noexcept { \
-    const tsl::pool::Plane g{sizes[0], sizes[1], sizes[2], sizes[3], sizes[4],                     \
-                             sizes[5], sizes[6], sizes[7], sizes[8], sizes[9]};                    \
-    for (int64_t p = begin; p < end; ++p)                                                          \
-      tsl::pool::poolPlane<tsl::pool::Kind::Average, T>(x + p * g.h * g.w, out + p * g.ho * g.wo, g, nullptr, \
-                                                        [](T v) { return v; }, [](T v) { return v; }); \
-  }                                                                                                \
-  TSL_KERNEL_EXPORT(tsl_k_avgpool_##tag)
-TSL_POOL(f32, float)
-TSL_POOL(f64, double)
+  TSL_KERNEL_EXPORT(tsl_k_##name##_##tag)
+TSL_POOL(maxpool, Max, f32, float)
+TSL_POOL(maxpool, Max, f64, double)
+TSL_POOL(avgpool, Average, f32, float)
+TSL_POOL(avgpool, Average, f64, double)
 
 #define TSL_INDEX_KERNELS(itag, I)                                                                 \
   extern "C" int64_t tsl_k_badindex_##itag(const I* idx, int64_t count, int64_t size) noexcept {   \
