@@ -42,6 +42,9 @@ struct CompileOptions {
                                       ///< (jit :donate; docs/cpu-backend.md, "Memory")
   std::ostream* fallbacks = nullptr;  ///< if set, each compilation lists there the
                                       ///< operations it runs on an eager kernel
+  std::string tcDevice;               ///< :tc: a device preset or description file (empty: a2)
+  std::string tcDtype;                ///< :tc: what contractions round their inputs to
+                                      ///< ("f16", the default, or "bf16": jit :tc-dtype)
 };
 
 /// What Backend::emit produces.
@@ -78,8 +81,8 @@ public:
   /// flag, runtime/Interrupt.h) stops a long run with `runtime error: interrupted`.
   virtual std::vector<Tensor> run(std::span<const Tensor> inputs) = 0;
   /// A text form of the compiled code for people: "llvm" (the optimised LLVM IR), "asm",
-  /// "fallbacks" (the operations run through a runtime kernel). Empty when the backend
-  /// has no such form.
+  /// "fallbacks" (the operations run through a runtime kernel), "tc" (the tensor-core
+  /// programs it has run). Empty when the backend has no such form.
   virtual std::string inspect(std::string_view what) const;
   /// Its memory, from the entry's memory plan.
   virtual MemoryUse memory() const;
@@ -109,7 +112,7 @@ public:
 /// Makes the backend named `name` (one per engine: a backend may own a JIT); nullptr for
 /// a name this build has no backend for.
 std::unique_ptr<Backend> makeBackend(std::string_view name);
-/// The targets this build has, in order of preference ("cpu", "interp").
+/// The targets this build has, in order of preference ("cpu", "interp", "tc").
 const std::vector<std::string>& targetNames();
 
 /// Adds compiler/'s passes (fuse, plan-memory, ...) to ir/'s registry; idempotent.

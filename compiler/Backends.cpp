@@ -5,6 +5,7 @@
 #include "compiler/cpu/CpuBackend.h"
 #include "compiler/interp/InterpBackend.h"
 #include "compiler/passes/Passes.h"
+#include "compiler/tc/TcBackend.h"
 
 #include <mutex>
 
@@ -50,11 +51,12 @@ std::unique_ptr<Backend> makeBackend(std::string_view name) {
   registerPasses();
   if (name == "interp") return makeInterpBackend();
   if (name == "cpu") return makeCpuBackend();
+  if (name == "tc") return tc::makeTcBackend();
   return nullptr;
 }
 
 const std::vector<std::string>& targetNames() {
-  static const std::vector<std::string> names = {"cpu", "interp"};
+  static const std::vector<std::string> names = {"cpu", "interp", "tc"};
   return names;
 }
 

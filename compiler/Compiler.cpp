@@ -80,7 +80,8 @@ std::shared_ptr<Executable> Compiler::compile(std::unique_ptr<ir::Module> module
   // the same program lowered twice prints the same).
   std::string donated;
   for (bool d : options.donated) donated += d ? '1' : '0';
-  const std::string key = cat(target, "|", options.cpu, "|O", options.optLevel, "|@", entry, "|donate ", donated, "\n",
+  const std::string key = cat(target, "|", options.cpu, "|O", options.optLevel, "|@", entry, "|donate ", donated,
+                              "|tc ", options.tcDevice, " ", options.tcDtype, "\n",
                               ir::printModule(*module, {false}));
   for (auto it = cache_.begin(); it != cache_.end(); ++it)
     if (it->first == key) {

@@ -94,6 +94,7 @@ void registerBuiltins(Evaluator& evaluator) {
   builtins::registerTensorBuiltins(evaluator); // after the others: it extends get and astype
   builtins::registerCompileBuiltins(evaluator);
   builtins::registerAutodiffBuiltins(evaluator);
+  builtins::registerTcBuiltins(evaluator);
   for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "layout-svg", "slurp", "load-csv", "load-npy",
                            "eval", "read-string", "gensym"}) {
     const Var* var = evaluator.core().find(name);

@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+namespace tsl { class JitState; }
+
 namespace tsl::builtins {
 
 /// "+ expects a tensor as argument 2, got a string" — a type error.
@@ -52,5 +54,11 @@ void registerCoreBuiltins(Evaluator& evaluator);
 void registerTensorBuiltins(Evaluator& evaluator);
 void registerCompileBuiltins(Evaluator& evaluator);
 void registerAutodiffBuiltins(Evaluator& evaluator);
+void registerTcBuiltins(Evaluator& evaluator);
+
+/// A jit function's state, or nullptr if `fn` is not one.
+JitState* jitState(const Value& fn);
+/// What `ir`, `graph` and `tc-asm` lower: a jit function's own function, else `fn`.
+Value underlying(const Value& fn);
 
 } // namespace tsl::builtins

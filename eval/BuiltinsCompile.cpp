@@ -42,18 +42,6 @@ std::string layoutsOption(const Value& value, const char* who) {
   return name;
 }
 
-/// A jit function's state, or nullptr if `fn` is not one.
-JitState* jitState(const Value& fn) {
-  if (!fn.isFunction() || fn.function().functionKind() != FunctionObj::Kind::Builtin) return nullptr;
-  return dynamic_cast<JitState*>(static_cast<const BuiltinObj&>(fn.function()).state());
-}
-
-/// What `ir` and `graph` lower: a jit function's own function.
-Value underlying(const Value& fn) {
-  const JitState* state = jitState(fn);
-  return state ? state->function() : fn;
-}
-
 /// Splits trailing `:key value` options named in `known` off the example arguments.
 Args trailingOptions(Args args, std::initializer_list<std::string_view> known,
                      std::vector<std::pair<std::string, Value>>& options) {
@@ -71,12 +59,22 @@ Args trailingOptions(Args args, std::initializer_list<std::string_view> known,
 
 } // namespace
 
+JitState* jitState(const Value& fn) {
+  if (!fn.isFunction() || fn.function().functionKind() != FunctionObj::Kind::Builtin) return nullptr;
+  return dynamic_cast<JitState*>(static_cast<const BuiltinObj&>(fn.function()).state());
+}
+
+Value underlying(const Value& fn) {
+  const JitState* state = jitState(fn);
+  return state ? state->function() : fn;
+}
+
 void registerCompileBuiltins(Evaluator& evaluator) {
-  evaluator.defineBuiltin("jit", 1, 9, [](CallContext& cx, Args args) -> Value {
-    KeywordArgs kw(cx, args, 1, {"target", "static", "layouts", "donate"});
+  evaluator.defineBuiltin("jit", 1, 11, [](CallContext& cx, Args args) -> Value {
+    KeywordArgs kw(cx, args, 1, {"target", "static", "layouts", "donate", "tc-dtype"});
     const Value& fn = callableArg(cx, kw.positional(), 0);
     if (kw.positional().size() != 1)
-      fail(ErrorKind::Type, "jit takes one function, then :target, :static, :layouts and :donate");
+      fail(ErrorKind::Type, "jit takes one function, then :target, :static, :layouts, :donate and :tc-dtype");
     // :static [i ...]: arguments (counted from 0) fixed by value, as attributes are.
     // :donate [i ...]: arguments whose memory the results may take (the caller does not
     // use them after the call).
@@ -103,7 +101,16 @@ void registerCompileBuiltins(Evaluator& evaluator) {
     const std::string target = kw.find("target") ? targetOption(cx, *kw.find("target"), "jit") : defaultTarget();
     const Value inner = underlying(fn);
     const std::string layouts = kw.find("layouts") ? layoutsOption(*kw.find("layouts"), "jit") : "";
-    auto state = std::make_shared<JitState>(inner, target, std::move(staticArgs), layouts, std::move(donateArgs));
+    // :tc-dtype :bf16: what :tc rounds contractions' inputs to (f16 by default).
+    std::string tcDtype;
+    if (const Value* v = kw.find("tc-dtype")) {
+      tcDtype = v->isKeyword() ? v->keyword().name() : "";
+      if (tcDtype != "f16" && tcDtype != "bf16")
+        fail(ErrorKind::Value, "jit :tc-dtype takes :f16 or :bf16, got ", printValue(*v, true));
+      if (target != "tc") fail(ErrorKind::Value, "jit :tc-dtype applies to :target :tc, not :", target);
+    }
+    auto state = std::make_shared<JitState>(inner, target, std::move(staticArgs), layouts, std::move(donateArgs),
+                                            std::move(tcDtype));
     const std::string name = inner.isFunction() && !inner.function().name().empty() ? inner.function().name() : "fn";
     auto* builtin = new BuiltinObj(name, 0, -1, [state](CallContext& call, Args callArgs) {
       return state->call(call.evaluator, callArgs, call.span);

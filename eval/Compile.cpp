@@ -321,6 +321,7 @@ CompileSwitches::CompileSwitches(Evaluator& evaluator) : debug_(evaluator.compil
   context.out = debug_.out;
   options.context = &context;
   options.optLevel = debug_.optLevel;
+  options.tcDevice = debug_.tcDevice;
   if (debug_.printFallbacks) options.fallbacks = debug_.out ? debug_.out : &std::cerr;
 }
 
@@ -329,10 +330,11 @@ CompileSwitches::~CompileSwitches() {
 }
 
 void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target, const std::string& layouts,
-                    const std::vector<bool>& donated) {
+                    const std::vector<bool>& donated, const std::string& tcDtype) {
   CompileSwitches switches(evaluator);
   switches.options.layoutTarget = layouts;
   switches.options.donated = donated;
+  switches.options.tcDtype = tcDtype;
   const std::string entry = lowered.function->name();
   lowered.executable = evaluator.compiler().compile(std::move(lowered.module), entry, target, switches.options);
   lowered.function = const_cast<ir::Function*>(&lowered.executable->entry());
@@ -420,7 +422,7 @@ const Lowered& JitState::version(Evaluator& evaluator, const Value& fn, Args arg
       donated.insert(donated.end(), leaves.size(), i < donateArgs_.size() && donateArgs_[i]);
     }
   }
-  compileLowered(evaluator, *lowered, target_, layouts_, donated);
+  compileLowered(evaluator, *lowered, target_, layouts_, donated, tcDtype_);
   std::string fixed;
   if (!(lowered->signature == sig)) {
     // Lowering had to fix leaves by value: from now on they are part of every signature.

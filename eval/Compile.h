@@ -112,8 +112,9 @@ private:
 /// the executable then holds the module.
 /// `layouts` names other layout preferences than the target's (jit :layouts :tc).
 /// `donated` marks the entry's parameters whose memory results may take (jit :donate).
+/// `tcDtype` is what :tc rounds contractions' inputs to (jit :tc-dtype; empty: f16).
 void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target, const std::string& layouts = {},
-                    const std::vector<bool>& donated = {});
+                    const std::vector<bool>& donated = {}, const std::string& tcDtype = {});
 
 /// Parses "x:f32[128,64],y:i64[128]" (names optional: "f32[2],i64") into names and types.
 void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types);
@@ -122,9 +123,9 @@ void parseSignature(std::string_view text, std::vector<std::string>& names, std:
 class JitState final : public BuiltinState {
 public:
   JitState(Value fn, std::string target, std::vector<bool> staticArgs, std::string layouts = {},
-           std::vector<bool> donateArgs = {})
+           std::vector<bool> donateArgs = {}, std::string tcDtype = {})
       : fn_(std::move(fn)), target_(std::move(target)), staticArgs_(std::move(staticArgs)), layouts_(std::move(layouts)),
-        donateArgs_(std::move(donateArgs)) {}
+        donateArgs_(std::move(donateArgs)), tcDtype_(std::move(tcDtype)) {}
   /// Versions of functions given at each call (callWith): a derivative function's compiled
   /// versions, shared by every derivative builtin made for the same function.
   JitState() : target_(defaultTarget()) {}
@@ -148,6 +149,7 @@ private:
   std::vector<bool> staticArgs_;
   std::string layouts_; ///< jit :layouts: whose layout preferences (empty: the target's)
   std::vector<bool> donateArgs_; ///< jit :donate: arguments whose memory results may take
+  std::string tcDtype_;          ///< jit :tc-dtype: :tc's contraction inputs (empty: f16)
   FixLevel fix_ = FixLevel::None; ///< raised once lowering needed the value of a leaf
   std::vector<std::unique_ptr<Lowered>> versions_;
   std::string lastReason_;

@@ -110,7 +110,9 @@ private:
     for (const ir::Value* v : op.operands()) inputs.push_back(lookup(env, v, op));
     try {
       if (code.primitive) {
-        env[op.result()] = runOp(code.kind, op.attrs(), inputs);
+        Tensor result;
+        if (options_.primitive && options_.primitive(op, inputs, result)) env[op.result()] = std::move(result);
+        else env[op.result()] = runOp(code.kind, op.attrs(), inputs);
         return;
       }
       switch (code.structural) {

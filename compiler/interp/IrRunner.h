@@ -19,6 +19,10 @@ namespace tsl::compiler {
 struct RunOptions {
   /// Called once per while iteration; may throw to stop a long computation.
   std::function<void()> poll;
+  /// Asked first for each primitive operation: returns true having set `result` if it ran
+  /// the operation itself (the :tc backend runs contractions on the tensor core), false
+  /// to leave it to the eager kernel.
+  std::function<bool(const ir::Operation& op, std::span<const Tensor> inputs, Tensor& result)> primitive;
 };
 
 /// Runs `function` of `module` on `args` (one per parameter, checked against the

@@ -117,6 +117,7 @@ const std::vector<Key>& keys() {
     k.push_back(integer("bandwidth.l0c_gm", &Device::l0cToGm));
     k.push_back(integer("bandwidth.l0c_ub", &Device::l0cToUb));
     k.push_back(integer("bandwidth.ub_gm", &Device::ubToGm));
+    k.push_back(integer("vector.bytes_per_cycle", &Device::vectorBytes));
     k.push_back(integer("mmad.cycles_per_fractal", &Device::mmadCyclesPerFractal));
     k.push_back(integer("latency", &Device::latency));
     k.push_back(integer("queue_depth", &Device::queueDepth));
@@ -181,7 +182,8 @@ void validate(const Device& d, std::string_view where) {
   const std::pair<const char*, int64_t> rates[] = {
       {"bandwidth.gm_l1", d.gmToL1},   {"bandwidth.gm_ub", d.gmToUb},   {"bandwidth.l1_l0a", d.l1ToL0a},
       {"bandwidth.l1_l0b", d.l1ToL0b}, {"bandwidth.l0c_gm", d.l0cToGm}, {"bandwidth.l0c_ub", d.l0cToUb},
-      {"bandwidth.ub_gm", d.ubToGm},   {"mmad.cycles_per_fractal", d.mmadCyclesPerFractal},
+      {"bandwidth.ub_gm", d.ubToGm},   {"vector.bytes_per_cycle", d.vectorBytes},
+      {"mmad.cycles_per_fractal", d.mmadCyclesPerFractal},
       {"queue_depth", d.queueDepth}};
   for (const auto& [name, value] : rates)
     if (value <= 0) fail(ErrorKind::Value, where, ": ", name, " must be positive, got ", value);

@@ -42,6 +42,7 @@ struct Device {
   Buffer l1, l0a, l0b, l0c, ub; ///< GM is unbounded
   // Bandwidths, bytes per cycle, per data path.
   int64_t gmToL1 = 64, gmToUb = 64, l1ToL0a = 512, l1ToL0b = 256, l0cToGm = 64, ubToGm = 64, l0cToUb = 64;
+  int64_t vectorBytes = 256;        ///< bytes of UB the vector unit reads per cycle
   int64_t mmadCyclesPerFractal = 1; ///< per 16×16×16 (fp16) fractal
   int64_t latency = 0;              ///< fixed cycles added to every instruction
   int64_t queueDepth = 32;          ///< instructions a pipe may have waiting

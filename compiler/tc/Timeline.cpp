@@ -35,19 +35,28 @@ int64_t moveCycles(const Device& d, Path path, int64_t bytes) {
 
 int64_t mmadCycles(const Device& d, int64_t fractals) { return d.latency + std::max<int64_t>(fractals, 0) * d.mmadCyclesPerFractal; }
 
-Schedule schedule(std::span<const Step> steps) {
+Schedule schedule(std::span<const Step> steps, int64_t queueDepth) {
   Schedule s;
   s.start.resize(steps.size());
   s.end.resize(steps.size());
   std::array<int64_t, kPipes> free{}; // when each pipe finishes what it has
+  std::array<std::vector<size_t>, kPipes> onPipe; // each pipe's steps so far
+  int64_t issue = 0;                               // when the last step was issued
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& step = steps[i];
     const auto pipe = static_cast<size_t>(step.pipe);
-    int64_t start = free[pipe];
+    auto& queue = onPipe[pipe];
+    // A full queue: this step issues when the step queueDepth places ahead starts.
+    if (queueDepth > 0 && queue.size() >= static_cast<size_t>(queueDepth))
+      issue = std::max(issue, s.start[queue[queue.size() - static_cast<size_t>(queueDepth)]]);
+    queue.push_back(i);
+    const int64_t ready = std::max(free[pipe], issue);
+    int64_t start = ready;
     for (size_t j : step.after) {
       TSL_ASSERT(j < i, "tc: step ", i, " waits for step ", j, ", which comes later");
       start = std::max(start, s.end[j]);
     }
+    s.stall[pipe] += start - ready;
     s.start[i] = start;
     s.end[i] = start + step.cycles;
     free[pipe] = s.end[i];

@@ -39,12 +39,17 @@ struct Step {
 struct Schedule {
   std::vector<int64_t> start, end; ///< per step
   std::array<int64_t, kPipes> busy{};
+  std::array<int64_t, kPipes> stall{}; ///< cycles a pipe held an issued step that waited for
+                                       ///< a dependency
   int64_t total = 0;  ///< cycles until the last step ends
   int64_t serial = 0; ///< Σ cycles: every step one after another
 };
 
 /// Schedules `steps` (each pipe in program order, each step after its dependencies).
-/// A dependency on a later step is an internal error (program order is the only order).
-Schedule schedule(std::span<const Step> steps);
+/// Steps are issued in program order into per-pipe queues of `queueDepth` (0: unbounded):
+/// a step cannot issue while its pipe has that many steps issued and not started, which
+/// holds back every later step. A dependency on a later step is an internal error
+/// (program order is the only order).
+Schedule schedule(std::span<const Step> steps, int64_t queueDepth = 0);
 
 } // namespace tsl::compiler::tc

@@ -21,6 +21,7 @@ struct CompileDebug {
   bool printMemoryPlan = false;     ///< print each function's memory plan when it is made
   bool printFallbacks = false;      ///< list the operations :cpu code runs on eager kernels
   int optLevel = 2;                 ///< LLVM's optimisation level for :cpu, 0 to 3
+  std::string tcDevice;             ///< :tc's device: a preset (a2, 910a) or a device file
   std::ostream* out = nullptr;      ///< where all of this goes (standard error if null)
 };
 

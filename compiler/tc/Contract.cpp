@@ -1,0 +1,194 @@
+// compiler/tc/Contract.cpp — matmul, dot and conv2d tensors as GM buffers of cube programs.
+#include "compiler/tc/Contract.h"
+
+#include "runtime/Elementwise.h"
+#include "runtime/Layout.h"
+#include "runtime/Ops.h"
+#include "runtime/Views.h"
+
+namespace tsl::compiler::tc {
+
+namespace {
+
+std::optional<Ty> gmTy(DType d) {
+  switch (d) {
+  case DType::F16: return Ty::F16;
+  case DType::BF16: return Ty::BF16;
+  case DType::F32: return Ty::F32;
+  case DType::F64: return Ty::F64;
+  default: return std::nullopt;
+  }
+}
+
+/// A tensor's physical buffer as a GM tensor (the tensor kept alive by the caller).
+GmView view(const Tensor& t) {
+  return GmView{reinterpret_cast<uint8_t*>(const_cast<char*>(t.physicalData())), t.physicalShape().numel()};
+}
+
+/// A blocked operand the program reads as it is: its C0 must be the cube's 16.
+bool blockedAs(const Tensor& t, Layout layout) {
+  return t.layout() == layout && t.physicalShape()[t.physicalShape().rank() - 1] == 16;
+}
+
+/// Runs the program `key` names (making it with `make` the first time) on `gm`.
+void run(const std::string& key, const std::function<Program(std::string&)>& make, std::vector<GmView> gm,
+         const CubeContext& cx) {
+  auto& slot = cx.cache[key];
+  if (!slot) {
+    std::string report;
+    Program p = make(report);
+    p.notes.push_back(report);
+    slot = std::make_shared<const Program>(std::move(p));
+  }
+  Emulator emulator(cx.device);
+  Emulator::Options o;
+  o.trace = cx.trace;
+  o.traceOffset = cx.clock ? *cx.clock : 0;
+  TcStats stats = emulator.run(*slot, gm, o);
+  if (cx.clock) *cx.clock += stats.cycles;
+  stats.tilings.push_back(slot->notes.back());
+  cx.stats.add(stats);
+  if (cx.programs) cx.programs->push_back(printProgram(*slot));
+}
+
+/// Converts `t` to `layout` for the cube, counting the conversion as executed transdata.
+Tensor converted(const Tensor& t, Layout layout, const CubeContext& cx) {
+  if (blockedAs(t, layout)) return t;
+  Tensor out = denseInLayout(t, layout);
+  ++cx.stats.transdata;
+  cx.stats.transdataBytes += static_cast<int64_t>(t.physicalShape().numel() + out.physicalShape().numel()) *
+                             static_cast<int64_t>(dtypeSize(t.dtype()));
+  return out;
+}
+
+/// C = A·B with A [..., M, K] and B [..., K, N] (batch axes broadcast), written in
+/// `layout` (row-major or FRACTAL_NZ) as `dtype`.
+Tensor matmulOnCube(Tensor a, Tensor b, DType dtype, Layout layout, const CubeContext& cx) {
+  const bool aNz = blockedAs(a, Layout::FractalNZ), bNz = blockedAs(b, Layout::FractalNZ);
+  if (!aNz) a = denseInLayout(a, Layout::RowMajor);
+  if (!bNz) b = denseInLayout(b, Layout::RowMajor);
+  const Shape& as = a.shape();
+  const Shape& bs = b.shape();
+  MatmulSpec s;
+  s.m = as[as.rank() - 2], s.k = as[as.rank() - 1], s.n = bs[bs.rank() - 1];
+  Shape aBatch, bBatch;
+  for (int i = 0; i + 2 < as.rank(); ++i) aBatch.push(as[i]);
+  for (int i = 0; i + 2 < bs.rank(); ++i) bBatch.push(bs[i]);
+  const Shape batch = broadcastShapes(aBatch, bBatch, "matmul");
+  s.aBatches = aBatch.numel(), s.bBatches = bBatch.numel();
+  s.aBatch.clear(), s.bBatch.clear();
+  // Each result batch's operand batches: its index unravelled, broadcast axes read at 0.
+  auto flat = [&](const Shape& operand, const std::vector<int64_t>& index) {
+    int64_t at = 0;
+    const int skip = batch.rank() - operand.rank();
+    for (int i = 0; i < operand.rank(); ++i)
+      at = at * operand[i] + (operand[i] == 1 ? 0 : index[static_cast<size_t>(i + skip)]);
+    return at;
+  };
+  std::vector<int64_t> index(static_cast<size_t>(batch.rank()), 0);
+  for (int64_t i = 0; i < batch.numel(); ++i) {
+    int64_t rest = i;
+    for (int d = batch.rank() - 1; d >= 0; --d) index[static_cast<size_t>(d)] = rest % batch[d], rest /= batch[d];
+    s.aBatch.push_back(flat(aBatch, index));
+    s.bBatch.push_back(flat(bBatch, index));
+  }
+  s.aTy = *gmTy(a.dtype()), s.bTy = *gmTy(b.dtype()), s.outTy = *gmTy(dtype);
+  s.aNz = aNz, s.bNz = bNz, s.outNz = layout == Layout::FractalNZ;
+  s.cube = cx.cube;
+  Shape outShape = batch;
+  outShape.push(s.m);
+  outShape.push(s.n);
+  Tensor out = emptyInLayout(dtype, outShape, s.outNz ? Layout::FractalNZ : Layout::RowMajor);
+  std::string key = cat("matmul ", s.m, " ", s.k, " ", s.n, " ", tyName(s.aTy), tyName(s.bTy), tyName(s.outTy), " ",
+                        s.aNz, s.bNz, s.outNz, " ", tyName(s.cube), " ", s.aBatches, " ", s.bBatches, ":");
+  for (size_t i = 0; i < s.aBatch.size(); ++i) key += cat(" ", s.aBatch[i], ",", s.bBatch[i]);
+  run(key,
+      [&](std::string& report) { return lowerMatmul(s, chooseMatmulTiling(s, cx.device, &report), cx.device); },
+      {view(a), view(b), view(out)}, cx);
+  return out;
+}
+
+std::optional<Tensor> matmulRow(const ir::Operation& op, std::span<const Tensor> in, const CubeContext& cx) {
+  const Tensor& a = in[0];
+  const Tensor& b = in[1];
+  const ir::Type& type = op.result()->type();
+  if (!gmTy(a.dtype()) || !gmTy(b.dtype()) || !gmTy(type.dtype) || a.rank() == 0 || b.rank() == 0) return std::nullopt;
+  const bool vecA = a.rank() == 1, vecB = b.rank() == 1;
+  if (!vecA && !vecB) return matmulOnCube(a, b, type.dtype, type.layout, cx);
+  // Vectors as a row [1, K] and a column [K, 1]; the result drops those axes again.
+  const Tensor A = vecA ? expandDims(plain(a), 0) : a;
+  const Tensor B = vecB ? expandDims(plain(b), 1) : b;
+  const Tensor out = matmulOnCube(A, B, type.dtype, Layout::RowMajor, cx);
+  return reshape(out, Shape(type.dims.size() ? [&] {
+    Shape s;
+    for (const ir::Dim& d : type.dims) s.push(d.size);
+    return s;
+  }() : Shape{}));
+}
+
+std::optional<Tensor> dotRow(const ir::Operation& op, std::span<const Tensor> in, const CubeContext& cx) {
+  const Tensor& a = in[0];
+  const Tensor& b = in[1];
+  if (a.rank() == 0 || b.rank() == 0) return std::nullopt; // a product, not a contraction
+  if ((a.rank() <= 2 && b.rank() <= 2) || b.rank() == 1) return matmulRow(op, in, cx);
+  if (!gmTy(a.dtype()) || !gmTy(b.dtype()) || !gmTy(op.result()->type().dtype)) return std::nullopt;
+  // a's last axis with b's second-to-last: a as [-1, k], b moved to [k, -1] (as eager dot).
+  const int64_t k = a.shape().dims().back();
+  const Tensor A = reshape(plain(a), Shape{a.numel() / std::max<int64_t>(k, 1), k});
+  std::vector<int64_t> perm{b.rank() - 2};
+  for (int i = 0; i < b.rank(); ++i)
+    if (i != b.rank() - 2) perm.push_back(i);
+  const Tensor B = reshape(contiguous(transpose(plain(b), perm)), Shape{k, b.numel() / std::max<int64_t>(k, 1)});
+  Shape shape;
+  for (const ir::Dim& d : op.result()->type().dims) shape.push(d.size);
+  return reshape(matmulOnCube(A, B, op.result()->type().dtype, Layout::RowMajor, cx), shape);
+}
+
+std::optional<Tensor> conv2dRow(const ir::Operation& op, std::span<const Tensor> in, const CubeContext& cx) {
+  const ir::Type& type = op.result()->type();
+  if (!gmTy(in[0].dtype()) || !gmTy(in[1].dtype()) || !gmTy(type.dtype) || in[0].rank() != 4 || in[1].rank() != 4 ||
+      in[0].shape()[1] != in[1].shape()[1] || type.dtype == DType::F64)
+    return std::nullopt; // the eager kernel raises what is wrong
+  const auto& attrs = std::get<Conv2dAttrs>(op.attrs());
+  const Tensor x = converted(in[0], Layout::NC1HWC0, cx);
+  const Tensor w = converted(in[1], Layout::FractalZ, cx);
+  ConvSpec s;
+  s.batch = x.shape()[0], s.c = x.shape()[1], s.h = x.shape()[2], s.w = x.shape()[3];
+  s.o = w.shape()[0], s.kh = w.shape()[2], s.kw = w.shape()[3];
+  s.strideH = attrs.stride[0], s.strideW = attrs.stride[1], s.padH = attrs.padding[0], s.padW = attrs.padding[1];
+  s.dataTy = *gmTy(x.dtype()), s.weightTy = *gmTy(w.dtype()), s.outTy = *gmTy(type.dtype), s.cube = cx.cube;
+  if (s.oh() <= 0 || s.ow() <= 0) return std::nullopt;
+  Tensor out = emptyInLayout(type.dtype, Shape{s.batch, s.o, s.oh(), s.ow()}, Layout::NC1HWC0);
+  const std::string key =
+      cat("conv2d ", s.batch, " ", s.c, " ", s.h, " ", s.w, " ", s.o, " ", s.kh, " ", s.kw, " ", s.strideH, " ", s.strideW,
+          " ", s.padH, " ", s.padW, " ", tyName(s.dataTy), tyName(s.weightTy), tyName(s.outTy), tyName(s.cube));
+  run(key, [&](std::string& report) { return lowerConv(s, chooseConvTiling(s, cx.device, &report), cx.device); },
+      {view(x), view(w), view(out)}, cx);
+  return type.layout == Layout::NC1HWC0 ? out : converted(out, type.layout, cx);
+}
+
+using Row = std::optional<Tensor> (*)(const ir::Operation&, std::span<const Tensor>, const CubeContext&);
+
+/// The cube lowering table.
+const std::pair<OpKind, Row> kCubeRows[] = {
+    {OpKind::MatMul, matmulRow},
+    {OpKind::Dot, dotRow},
+    {OpKind::Conv2d, conv2dRow},
+};
+
+Row rowOf(OpKind kind) {
+  for (const auto& [k, row] : kCubeRows)
+    if (k == kind) return row;
+  return nullptr;
+}
+
+} // namespace
+
+bool runsOnCube(OpKind kind) { return rowOf(kind) != nullptr; }
+
+std::optional<Tensor> runOnCube(const ir::Operation& op, std::span<const Tensor> inputs, const CubeContext& cx) {
+  const Row row = op.code().primitive ? rowOf(op.code().kind) : nullptr;
+  return row ? row(op, inputs, cx) : std::nullopt;
+}
+
+} // namespace tsl::compiler::tc

@@ -1,0 +1,39 @@
+// compiler/tc/Contract.h — the cube lowering table: contractions run as tensor-core programs.
+//
+// One row per operation the cube runs (matmul, dot, conv2d; einsum's contractions reach
+// it as matmuls through the expand-einsum pass): how its tensors become a MatmulSpec or
+// ConvSpec and GM buffers. Programs are made once per shape and tiling and cached by the
+// caller's ProgramCache.
+#pragma once
+
+#include "compiler/tc/Emulator.h"
+#include "compiler/tc/Lower.h"
+#include "ir/IR.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace tsl::compiler::tc {
+
+/// Programs already made, by what determines them.
+using ProgramCache = std::map<std::string, std::shared_ptr<const Program>>;
+
+struct CubeContext {
+  const Device& device;
+  Ty cube;                  ///< f16 or bf16
+  ProgramCache& cache;
+  TcStats& stats;           ///< what the programs (and conversions) add up to
+  std::vector<std::string>* programs = nullptr; ///< the programs' text, if wanted
+  std::vector<TraceEvent>* trace = nullptr;     ///< their instructions, if traced
+  int64_t* clock = nullptr;                     ///< the trace's current time
+};
+
+/// Whether the cube runs operations of `kind` (a row of the table).
+bool runsOnCube(OpKind kind);
+
+/// Runs `op` on the cube if its operands allow (floating point); nullopt to leave it to
+/// the eager kernel.
+std::optional<Tensor> runOnCube(const ir::Operation& op, std::span<const Tensor> inputs, const CubeContext& cx);
+
+} // namespace tsl::compiler::tc

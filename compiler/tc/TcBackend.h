@@ -1,0 +1,39 @@
+// compiler/tc/TcBackend.h — the :tc target: programs run on the emulated tensor core.
+//
+// The :tc backend runs the optimised IR (after the layout passes with the tensor core's
+// preferences: NC1HWC0 data, FRACTAL_Z weights, FRACTAL_NZ matrices) operation by
+// operation, as :interp does, except that every contraction the cube can run (its row in
+// the cube lowering table, Contract.h) becomes a tensor-core program executed by the
+// emulator: inputs rounded to f16 (or bf16: `jit :tc-dtype :bf16`), f32 accumulation,
+// cycles and bytes from the instructions. Every other operation runs on its eager kernel
+// in the program's own dtype. A Session per engine keeps the statistics of the last call
+// and of all calls, the programs of the last call, and (when asked) a trace.
+#pragma once
+
+#include "compiler/Backend.h"
+#include "compiler/tc/Device.h"
+#include "compiler/tc/Emulator.h"
+
+#include <memory>
+#include <mutex>
+
+namespace tsl::compiler::tc {
+
+struct Session {
+  std::mutex mutex;
+  TcStats last;                    ///< the last call on :tc
+  TcStats total;                   ///< every call since the engine started (or reset)
+  std::vector<std::string> programs; ///< the last call's programs, as text
+  bool tracing = false;
+  std::vector<TraceEvent> trace;   ///< every call's instructions since tracing started
+  int64_t clock = 0;               ///< where the next program starts on the trace
+};
+
+/// The device a compilation names: a preset name, a device file, or (empty) `a2`.
+Device deviceFor(const std::string& nameOrFile);
+
+std::unique_ptr<Backend> makeTcBackend();
+/// The session of a backend made by makeTcBackend (an internal error for another).
+Session& sessionOf(Backend& tcBackend);
+
+} // namespace tsl::compiler::tc
