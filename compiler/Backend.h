@@ -42,6 +42,9 @@ struct CompileOptions {
                                       ///< (jit :donate; docs/cpu-backend.md, "Memory")
   std::ostream* fallbacks = nullptr;  ///< if set, each compilation lists there the
                                       ///< operations it runs on an eager kernel
+  std::vector<Tensor> constants;      ///< the values of the entry's last parameters, fixed
+                                      ///< for this compilation (captured tensors passed as
+                                      ///< hidden parameters): :tc converts their layouts once
   std::string tcDevice;               ///< :tc: a device preset or description file (empty: a2)
   std::string tcDtype;                ///< :tc: what contractions round their inputs to
                                       ///< ("f16", the default, or "bf16": jit :tc-dtype)

@@ -335,6 +335,7 @@ void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& t
   switches.options.layoutTarget = layouts;
   switches.options.donated = donated;
   switches.options.tcDtype = tcDtype;
+  switches.options.constants = lowered.hidden;
   const std::string entry = lowered.function->name();
   lowered.executable = evaluator.compiler().compile(std::move(lowered.module), entry, target, switches.options);
   lowered.function = const_cast<ir::Function*>(&lowered.executable->entry());

@@ -17,8 +17,21 @@ namespace {
 class TcExecutable final : public Executable {
 public:
   TcExecutable(std::shared_ptr<const ir::Module> module, const ir::Function& entry, Device device, Ty cube,
-               std::shared_ptr<Session> session)
-      : module_(std::move(module)), entry_(entry), device_(std::move(device)), cube_(cube), session_(std::move(session)) {}
+               std::shared_ptr<Session> session, const std::vector<Tensor>& constants)
+      : module_(std::move(module)), entry_(entry), device_(std::move(device)), cube_(cube), session_(std::move(session)) {
+    // Conversions of constant parameters (weights) happen now, at compile time, as the
+    // layout passes fold those of constants in the IR.
+    const auto& params = entry_.body().arguments();
+    const size_t first = params.size() - std::min(params.size(), constants.size());
+    ir::walk(entry_.body(), [&](const ir::Operation& op) {
+      if (!layouts::isConversion(op)) return;
+      for (size_t i = first; i < params.size(); ++i)
+        if (op.operand(0) == params[i].get()) {
+          const Tensor& value = constants[i - first];
+          folded_[&op] = {value, denseInLayout(value, op.result()->type().layout)};
+        }
+    });
+  }
 
   const ir::Module& module() const override { return *module_; }
   const ir::Function& entry() const override { return entry_; }
@@ -42,6 +55,11 @@ public:
       options.primitive = [&](const ir::Operation& op, std::span<const Tensor> in, Tensor& out) {
         // Layout conversions run on the host (a device's transdata would run on the vector
         // unit, which is not modelled for them); they are counted.
+        if (auto it = folded_.find(&op); it != folded_.end() && in[0].sharesStorageWith(it->second.first) &&
+                                          in[0].offset() == it->second.first.offset()) {
+          out = it->second.second;
+          return true;
+        }
         if (layouts::isConversion(op)) {
           ++stats.transdata;
           stats.transdataBytes += layouts::conversionBytes(op.operand(0)->type(), op.result()->type().layout);
@@ -98,6 +116,8 @@ private:
   std::shared_ptr<Session> session_;
   mutable std::mutex mutex_;
   mutable ProgramCache cache_;
+  /// Conversions of constant parameters made at compile time: (the constant, converted).
+  std::map<const ir::Operation*, std::pair<Tensor, Tensor>> folded_;
 };
 
 class TcBackend final : public Backend {
@@ -131,7 +151,8 @@ public:
         fail(ErrorKind::Value, "jit :tc-dtype takes :f16 or :bf16, got :", options.tcDtype);
       cube = *t;
     }
-    return std::make_unique<TcExecutable>(std::move(module), entry, deviceFor(options.tcDevice), cube, session_);
+    return std::make_unique<TcExecutable>(std::move(module), entry, deviceFor(options.tcDevice), cube, session_,
+                                          options.constants);
   }
 
   Session& session() { return *session_; }
