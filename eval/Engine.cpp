@@ -87,6 +87,16 @@ std::string Engine::emit(std::string_view entry, std::string_view signature, Emi
   std::vector<std::string> names;
   std::vector<ir::Type> types;
   parseSignature(signature, names, types);
+  if (what == Emit::Tc) { // the tensor-core programs of the contractions, from the types
+    LowerOptions options;
+    options.optimize = false; // compiling runs :tc's pipeline
+    Lowered lowered = lowerForTypes(*impl_, var->value, types, names, {}, options);
+    CompileSwitches switches(*impl_);
+    const std::string name = lowered.function->name();
+    const auto executable = impl_->compiler().compile(std::move(lowered.module), name, "tc", switches.options);
+    const std::string text = executable->inspect("tc");
+    return text.empty() ? "; no contraction of this function runs on the cube (at these sizes)\n" : text;
+  }
   const bool native = what != Emit::Ir && what != Emit::RawIr && what != Emit::Graph;
   LowerOptions options;
   options.optimize = what != Emit::RawIr;

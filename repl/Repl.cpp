@@ -37,6 +37,8 @@ const char* kHelp = R"(TSL REPL commands:
   :graph (f x ...)  the same as Graphviz DOT (render with: dot -Tsvg)
   :llvm (f x ...)   the optimised LLVM IR :cpu runs for those arguments
   :asm (f x ...)    the same as assembly for this machine
+  :tc (f x ...)     the tensor-core programs :tc runs for f's contractions at x ...
+  :tc-stats         what the tensor core did in the last :tc call (cycles, bytes, ...)
 Enter any TSL form to evaluate it; unfinished forms continue on the next line.
 Ctrl-C abandons the current input or stops a running evaluation.
 )";
@@ -147,8 +149,12 @@ bool command(Engine& engine, const std::string& line, int& exitCode, bool& handl
     }
     return true;
   }
+  if (name == ":tc-stats") {
+    std::cout << engine.tcStats(false) << std::endl;
+    return true;
+  }
   const std::pair<const char*, const char*> inspectors[] = {
-      {":ir", "ir"}, {":graph", "graph"}, {":llvm", "llvm-ir"}, {":asm", "asm"}};
+      {":ir", "ir"}, {":graph", "graph"}, {":llvm", "llvm-ir"}, {":asm", "asm"}, {":tc", "tc-asm"}};
   for (const auto& [command, inspector] : inspectors)
     if (name == command) {
       inspect(engine, name, argument, inspector);

@@ -3,8 +3,9 @@
 //   tsl                          interactive REPL
 //   tsl run FILE [ARGS...]       run a program, *args* bound to ARGS ("-" reads stdin)
 //   tsl check FILE               read and expand a program, report every error found
-//   tsl compile FILE --entry NAME --sig SIG [--emit=ir|graph|llvm|asm|obj|lib|header]
+//   tsl compile FILE --entry NAME --sig SIG [--emit=ir|graph|llvm|asm|obj|lib|header|tc]
 //               [--stage=raw] [--target=T] [--target-cpu=CPU] [-O0..-O3] [-o OUT]
+//   tsl tc-run FILE [--tc-device=D] [--in N=X.npy] [--out N=Y.npy] [--races=count]
 //   tsl --help | --version
 //
 // Everything runs on a thread with a large stack so that the call-depth limit (10 000 by
@@ -44,15 +45,21 @@ commands:
       --emit=KIND         ir: the IR after the target's passes (default); graph: Graphviz
                           DOT; native code for :cpu, ahead of time: llvm (LLVM IR), asm,
                           obj (an object file), lib (a shared library: a C function per
-                          entry, needing only libc and libm), header (its C header)
+                          entry, needing only libc and libm), header (its C header),
+                          tc (the tensor-core programs of its contractions, on :tc)
       --stage=raw         the IR as lowered, before the optimisation passes
-      --target=T          the IR for target T's pipeline: cpu (default) or interp
+      --target=T          the IR for target T's pipeline: cpu (default), interp or tc
       --pass=NAME         run pass NAME instead of the target's pipeline (repeatable,
                           in order; an unknown name lists them)
       --target-cpu=CPU    native code for CPU (default x86-64-v3; native: this machine)
       -O0 .. -O3          LLVM's optimisation level (default -O2)
       --no-locations      leave the loc(...) source positions out of the IR
       -o OUT              write to OUT (atomically) instead of standard output
+  tc-run FILE             run a tensor-core program (the text of tc-asm or --emit=tc) on
+                          the emulator; print its statistics as JSON
+      --in N=X.npy        GM tensor %N's contents (default: a fixed pattern in [-1, 1))
+      --out N=Y.npy       write GM tensor %N after the run
+      --races=count       count races in the statistics instead of failing on the first
 
 options:
   --max-depth N           nested calls allowed before "stack depth exceeded" (10000)
@@ -63,6 +70,11 @@ options:
   --explain-recompile     say why a jit function compiles another version
   --print-memory-plan     print each compiled function's buffers: offsets, lifetimes, peak
   --print-fallbacks       list the operations :cpu code runs on eager kernels
+  --tc-device=D           the tensor core :tc emulates: a2 (default), 910a, or a device
+                          file (docs/tensor-core.md)
+  --tc-stats[=FILE]       after the run, the tensor core's counters over every :tc call,
+                          as JSON on standard error (or into FILE)
+  --tc-trace=FILE         write every instruction :tc ran as Chrome trace-event JSON
   -h, --help              show this help
   --version               show the version
 )";
@@ -75,6 +87,11 @@ struct Options {
   std::string entry, signature, output;
   std::string emit = "ir";
   bool raw = false;
+  // tsl run / tc-run
+  bool tcStats = false;
+  std::string tcStatsFile, tcTraceFile;
+  bool countRaces = false;
+  std::vector<std::pair<int, std::string>> tcInputs, tcOutputs;
   tsl::Engine::EmitOptions emitOptions;
 };
 
@@ -154,17 +171,58 @@ int runFile(const Options& options) {
   tsl::Engine& engine = *owned;
   SignalTarget target(engine);
   engine.setArgs(std::vector<std::string>(options.rest.begin() + 2, options.rest.end()));
+  if (!options.tcTraceFile.empty()) engine.traceTc(true);
+  int status = 0;
   try {
     engine.eval(text, name);
   } catch (const tsl::Error& e) {
     std::cout << std::flush;
     std::cerr << engine.describe(e);
-    return 1;
+    status = 1;
   } catch (const tsl::ExitRequest& request) {
-    std::cout << std::flush;
-    return request.code;
+    status = request.code;
   }
   std::cout << std::flush;
+  // What the tensor core did, also when the program failed: the trace shows where.
+  try {
+    if (options.tcStats) {
+      if (options.tcStatsFile.empty()) std::cerr << engine.tcStats() << "\n";
+      else tsl::writeFileAtomically(options.tcStatsFile, engine.tcStats() + "\n");
+    }
+    if (!options.tcTraceFile.empty()) tsl::writeFileAtomically(options.tcTraceFile, engine.tcTrace());
+  } catch (const tsl::Error& e) {
+    std::cerr << tsl::renderHeadline(e);
+    return 1;
+  }
+  return status;
+}
+
+/// `tsl tc-run FILE`: a tensor-core program run on the emulator.
+int tcRunFile(const Options& options) {
+  if (options.rest.size() != 2) {
+    std::cerr << "usage: tsl tc-run FILE [--tc-device=D] [--in N=X.npy] [--out N=Y.npy] [--races=count]\n";
+    return 2;
+  }
+  std::string text, name;
+  if (!readSource(options.rest[1], text, name)) return 1;
+  auto owned = makeEngine(options);
+  tsl::Engine& engine = *owned;
+  SignalTarget target(engine);
+  try {
+    tsl::Engine::TcRunOptions run;
+    run.device = options.debug.tcDevice;
+    run.countRaces = options.countRaces;
+    run.inputs = options.tcInputs;
+    run.outputs = options.tcOutputs;
+    const tsl::Engine::TcRunResult result = engine.runTcProgram(text, name, run);
+    std::cout << result.stats << "\n";
+    if (options.tcStats && !options.tcStatsFile.empty()) tsl::writeFileAtomically(options.tcStatsFile, result.stats + "\n");
+    if (!options.tcTraceFile.empty()) tsl::writeFileAtomically(options.tcTraceFile, result.trace);
+  } catch (const tsl::Error& e) {
+    std::cout << std::flush;
+    std::cerr << engine.describe(e);
+    return 1;
+  }
   return 0;
 }
 
@@ -201,8 +259,10 @@ int compileFile(const Options& options) {
   try {
     engine.loadDefinitions(text, name);
     using Emit = tsl::Engine::Emit;
-    const std::pair<const char*, Emit> kinds[] = {{"graph", Emit::Graph}, {"llvm", Emit::Llvm}, {"asm", Emit::Asm},
-                                                  {"obj", Emit::Object},  {"lib", Emit::Library}, {"header", Emit::Header}};
+    const std::pair<const char*, Emit> kinds[] = {{"graph", Emit::Graph},   {"llvm", Emit::Llvm},
+                                                  {"asm", Emit::Asm},       {"obj", Emit::Object},
+                                                  {"lib", Emit::Library},   {"header", Emit::Header},
+                                                  {"tc", Emit::Tc}};
     Emit what = options.raw ? Emit::RawIr : Emit::Ir;
     for (const auto& [kind, emit] : kinds)
       if (options.emit == kind) what = emit;
@@ -233,6 +293,7 @@ int dispatch(const Options& options) {
     if (command == "run") return runFile(options);
     if (command == "check") return checkFile(options);
     if (command == "compile") return compileFile(options);
+    if (command == "tc-run") return tcRunFile(options);
     std::cerr << "tsl: unknown command '" << command << "'\n" << kUsage;
     return 2;
   } catch (const tsl::Error& e) {
@@ -340,14 +401,36 @@ int main(int argc, char** argv) {
       continue;
     }
     if (value("--target-cpu", options.emitOptions.cpu)) continue;
+    if (value("--tc-device", options.debug.tcDevice) || value("--tc-trace", options.tcTraceFile)) continue;
+    if (arg == "--tc-stats" || arg.starts_with("--tc-stats=")) {
+      options.tcStats = true;
+      if (arg.size() > 11) options.tcStatsFile = arg.substr(11);
+      continue;
+    }
+    if (arg == "--races=count") {
+      options.countRaces = true;
+      continue;
+    }
+    if (value("--in", text) || value("--out", text)) {
+      // N=FILE: a GM tensor of a tc-run program
+      const size_t eq = text.find('=');
+      char* end = nullptr;
+      const long index = eq == std::string::npos ? -1 : std::strtol(text.c_str(), &end, 10);
+      if (eq == std::string::npos || end != text.c_str() + eq || index < 0 || index > 1000000) {
+        std::cerr << "tsl: " << (arg.starts_with("--in") ? "--in" : "--out") << " takes N=FILE.npy (N a GM tensor number)\n";
+        return 2;
+      }
+      (arg.starts_with("--in") ? options.tcInputs : options.tcOutputs).emplace_back(static_cast<int>(index), text.substr(eq + 1));
+      continue;
+    }
     if (value("--pass", text)) {
       if (!knownPass(text)) return 2;
       options.emitOptions.passes.push_back(text);
       continue;
     }
     if (value("--target", text)) {
-      if (text != "cpu" && text != "interp") {
-        std::cerr << "tsl: --target must be cpu or interp\n";
+      if (text != "cpu" && text != "interp" && text != "tc") {
+        std::cerr << "tsl: --target must be cpu, interp or tc\n";
         return 2;
       }
       options.emitOptions.target = text;
@@ -356,9 +439,9 @@ int main(int argc, char** argv) {
     if (value("--entry", options.entry) || value("--sig", options.signature) || value("-o", options.output))
       continue;
     if (value("--emit", text)) {
-      static const char* const kinds[] = {"ir", "graph", "llvm", "asm", "obj", "lib", "header"};
+      static const char* const kinds[] = {"ir", "graph", "llvm", "asm", "obj", "lib", "header", "tc"};
       if (std::none_of(std::begin(kinds), std::end(kinds), [&](const char* k) { return text == k; })) {
-        std::cerr << "tsl: --emit must be ir, graph, llvm, asm, obj, lib or header\n";
+        std::cerr << "tsl: --emit must be ir, graph, llvm, asm, obj, lib, header or tc\n";
         return 2;
       }
       options.emit = text;

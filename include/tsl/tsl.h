@@ -60,7 +60,7 @@ public:
 
   /// What emit() produces: TSL IR (optimised, or as lowered), Graphviz DOT, or native code
   /// for :cpu — LLVM IR, assembly, an object file, a shared library, its C header.
-  enum class Emit { Ir, RawIr, Graph, Llvm, Asm, Object, Library, Header };
+  enum class Emit { Ir, RawIr, Graph, Llvm, Asm, Object, Library, Header, Tc };
   struct EmitOptions {
     bool locations = true; ///< IR: with loc(...) source positions
     std::string target;    ///< IR, DOT: whose pipeline (empty: the default target)
@@ -77,6 +77,28 @@ public:
 
   /// The switches every compilation obeys (printing IR after passes, timing them...).
   CompileDebug& compileDebug();
+
+  /// The emulated tensor core (`:tc`): its counters as a JSON object — of every call
+  /// since the engine started (or, `total` false, of the last call).
+  std::string tcStats(bool total = true);
+  /// Records (or stops recording) each instruction the tensor core runs from now on;
+  /// tcTrace() gives them as Chrome trace-event JSON (Perfetto opens it).
+  void traceTc(bool on);
+  std::string tcTrace();
+
+  /// Runs a tensor-core program in its text form (`tsl tc-run`). Inputs are filled with
+  /// a fixed pattern unless read from .npy files; outputs may be written to .npy files.
+  struct TcRunOptions {
+    std::string device;                                   ///< a preset or device file (empty: a2)
+    bool countRaces = false;                              ///< count races instead of failing
+    std::vector<std::pair<int, std::string>> inputs;  ///< GM tensor number, .npy to read
+    std::vector<std::pair<int, std::string>> outputs; ///< GM tensor number, .npy to write
+  };
+  struct TcRunResult {
+    std::string stats; ///< JSON, as tcStats
+    std::string trace; ///< Chrome trace-event JSON
+  };
+  TcRunResult runTcProgram(std::string_view text, std::string_view fileName, const TcRunOptions& options);
 
   /// `file:line:col: kind error: message`, the source line and a caret.
   std::string describe(const Error& error) const;

@@ -7,6 +7,7 @@ usage: test_cli.py PATH_TO_TSL
 Every check is independent; each failure is printed, and the exit status is 1 if any
 check failed. Standard library only.
 """
+import json
 import os
 import random
 import re
@@ -418,6 +419,70 @@ def main():
     want = [max(at(xs, b, c, 2 * i + di, 2 * j + dj, N, C, H, W) for di in range(2) for dj in range(2))
             for b in range(N) for c in range(C) for i in range(H // 2) for j in range(W // 2)]
     check("an ahead-of-time max-pool2d matches a Python loop", status == 0 and list(out) == want, str(r))
+
+    # --- the emulated tensor core: statistics, traces, programs as text ------------------------
+    write("tc.tsl", "(defn mm [a b] (matmul a b))\n"
+                    "(def f (jit mm :target :tc))\n"
+                    "(println (shape (f (ones [64 48]) (ones [48 32]))))\n")
+    r = tsl("run", "--tc-stats", "--tc-trace=trace.json", "tc.tsl")
+    stats = None
+    try:
+        stats = json.loads(r.err.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        pass
+    check("tsl run --tc-stats prints the tensor core's counters as JSON",
+          r.rc == 0 and stats is not None and stats["macs"] == 64 * 48 * 32
+          and stats["cube_cycles"] <= stats["cycles"] <= stats["serial_cycles"]
+          and set(stats["bytes"]) == {"gm-l1", "gm-ub", "l1-l0a", "l1-l0b", "l0c-gm", "l0c-ub", "ub-gm"}, str(r))
+    trace = None
+    try:
+        with open(os.path.join(WORK, "trace.json")) as f:
+            trace = json.load(f)
+    except (OSError, ValueError):
+        pass
+    boxes = [e for e in trace["traceEvents"] if e.get("ph") == "X"] if trace else []
+    names = {e["args"]["name"] for e in trace["traceEvents"] if e.get("ph") == "M"} if trace else set()
+    check("--tc-trace writes trace-event JSON: a box per instruction on its pipe's thread",
+          trace is not None and boxes and {"MTE2", "MTE1", "CUBE", "FIXPIPE"} <= names
+          and all(isinstance(e["ts"], int) and e["dur"] >= 0 and e["pid"] == 1 and 1 <= e["tid"] <= 6 for e in boxes)
+          and any(e["name"] == "mmad" for e in boxes)
+          and max(e["ts"] + e["dur"] for e in boxes) == stats["cycles"], str(r))
+    r = tsl("compile", "tc.tsl", "--entry", "mm", "--sig", "a:f32[20,30],b:f32[30,40]", "--emit=tc", "-o", "mm.tc")
+    r2 = tsl("tc-run", "mm.tc", "--out", "2=c.npy")
+    ran = None
+    try:
+        ran = json.loads(r2.out)
+    except ValueError:
+        pass
+    check("tsl compile --emit=tc writes a program tsl tc-run runs",
+          r.rc == 0 and r2.rc == 0 and ran is not None and ran["macs"] == 20 * 30 * 40
+          and os.path.exists(os.path.join(WORK, "c.npy")), str(r) + str(r2))
+    program = open(os.path.join(WORK, "mm.tc")).read() if r.rc == 0 else ""
+    # The first hand-over from MTE2 to MTE1 taken out: the load reads data nothing ordered.
+    lines = program.split("\n")
+    first = next((i for i, l in enumerate(lines) if l.startswith("wait_flag src=mte2 dst=mte1")), None)
+    if first is not None:
+        del lines[first]
+        del lines[first - 1]
+    write("race.tc", "\n".join(lines))
+    r = tsl("tc-run", "race.tc")
+    check("a hand-edited program that races fails naming the instruction and its line",
+          r.rc == 1 and re.search(r"race\.tc:\d+:1: runtime error: tc: instruction \d+ \(load2d .*race: reads data MTE2 wrote",
+                                  r.err) is not None, str(r))
+    r = tsl("tc-run", "race.tc", "--races=count")
+    check("tc-run --races=count counts the races instead", r.rc == 0 and '"races": ' in r.out
+          and '"races": 0' not in r.out, str(r))
+    write("bad.tc", ".gm %0 a f32 16 in\nmmad c=0 a=0 b=0 m=16 k=16\n")
+    r = tsl("tc-run", "bad.tc")
+    check("a malformed program is a syntax error with its position",
+          r.rc == 1 and "bad.tc:2:1: syntax error: tc: mmad needs n=" in r.err, str(r))
+    r = tsl("run", "--tc-device=910a", "--tc-stats", "tc.tsl")
+    check("--tc-device=910a drains L0C through UB and MTE3 (no FIXPIPE)",
+          r.rc == 0 and '"l0c-gm": 0' in r.err and '"ub-gm": 8192' in r.err, str(r))
+    write("dev.txt", "preset = 910a\nl0a.bytes = 100\n")
+    r = tsl("run", "--tc-device=dev.txt", "tc.tsl")
+    check("a device file that does not validate is a value error naming the file and the key",
+          r.rc == 1 and "value error: dev.txt: l0a.bytes must hold a fractal" in r.err, str(r))
 
     # --- tsl without a terminal: a plain read-eval-print loop over stdin ------------------------
     r = tsl(stdin=b"(+ 1 2)\n(def x 41)\n(inc x)\nnope\n(+ 2 2)\n")
