@@ -52,22 +52,52 @@ void forEachIndex(const Shape& shape, int64_t begin, int64_t end, Fn&& fn) {
 
 /// Copies the logical elements of plain tensor `src` into the physical buffer `out` of
 /// `layout` (zeroed beforehand), or, with `gather`, the other way round into a row-major
-/// `src`-shaped buffer.
+/// `src`-shaped buffer. Along the last axis the physical offset is affine — over the
+/// whole axis, or (FRACTAL_NZ, whose last axis is blocked) over each run of C0 — so the
+/// offset is computed once per run and the run copied with its stride.
 void scatter(const Tensor& rowMajor, char* physical, Layout layout, bool gather) {
   const Shape& shape = rowMajor.shape();
   const DType dtype = rowMajor.dtype();
   const size_t bytes = dtypeSize(dtype);
   char* plainData = const_cast<char*>(rowMajor.data());
-  const int64_t rows = shape[0];
-  const int64_t perRow = rows == 0 ? 0 : shape.numel() / rows;
-  parallelFor(rows, std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(perRow, 1)),
+  const int rank = shape.rank();
+  const int64_t length = shape[rank - 1];
+  if (length == 0) return;
+  const int64_t run = layout == Layout::FractalNZ ? (bytes == 1 ? 32 : 16) : length;
+  Shape outer; // the axes before the last
+  for (int d = 0; d + 1 < rank; ++d) outer.push(shape[d]);
+  if (outer.rank() == 0) outer.push(1);
+  const int64_t rows = outer[0];
+  const int64_t rowsPer = outer.numel() / std::max<int64_t>(rows, 1); // rows of the last axis per outer[0]
+  parallelFor(rows, std::max<int64_t>(1, (int64_t(1) << 16) / std::max<int64_t>(rowsPer * length, 1)),
               [&](int64_t begin, int64_t end) {
-                char* at = plainData + static_cast<size_t>(begin * perRow) * bytes;
-                forEachIndex(shape, begin, end, [&](const int64_t* index, int64_t flat) {
-                  char* p = physical + static_cast<size_t>(physicalOffset(layout, shape, dtype, index)) * bytes;
-                  char* q = at + static_cast<size_t>(flat) * bytes;
-                  if (gather) copyElement(q, p, bytes);
-                  else copyElement(p, q, bytes);
+                std::array<int64_t, Shape::kMaxRank> index{};
+                forEachIndex(outer, begin, end, [&](const int64_t* prefix, int64_t flat) {
+                  for (int d = 0; d + 1 < rank; ++d) index[static_cast<size_t>(d)] = prefix[d];
+                  char* row = plainData + static_cast<size_t>((begin * rowsPer + flat) * length) * bytes;
+                  for (int64_t j = 0; j < length; j += run) {
+                    index[static_cast<size_t>(rank - 1)] = j;
+                    const int64_t at = physicalOffset(layout, shape, dtype, index.data());
+                    int64_t step = 1;
+                    if (j + 1 < length && run > 1) {
+                      index[static_cast<size_t>(rank - 1)] = j + 1;
+                      step = physicalOffset(layout, shape, dtype, index.data()) - at;
+                    }
+                    const int64_t n = std::min(run, length - j);
+                    char* p = physical + static_cast<size_t>(at) * bytes;
+                    char* q = row + static_cast<size_t>(j) * bytes;
+                    if (step == 1) {
+                      if (gather) std::memcpy(q, p, static_cast<size_t>(n) * bytes);
+                      else std::memcpy(p, q, static_cast<size_t>(n) * bytes);
+                      continue;
+                    }
+                    for (int64_t i = 0; i < n; ++i) {
+                      char* pi = p + static_cast<size_t>(i * step) * bytes;
+                      char* qi = q + static_cast<size_t>(i) * bytes;
+                      if (gather) copyElement(qi, pi, bytes);
+                      else copyElement(pi, qi, bytes);
+                    }
+                  }
                 });
               });
 }

@@ -48,7 +48,7 @@ void run(const std::string& key, const std::function<Program(std::string&)>& mak
   if (cx.clock) *cx.clock += stats.cycles;
   stats.tilings.push_back(slot->notes.back());
   cx.stats.add(stats);
-  if (cx.programs) cx.programs->push_back(printProgram(*slot));
+  if (cx.used) cx.used->push_back(slot.get());
 }
 
 /// Converts `t` to `layout` for the cube, counting the conversion as executed transdata.

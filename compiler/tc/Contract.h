@@ -24,9 +24,9 @@ struct CubeContext {
   Ty cube;                  ///< f16 or bf16
   ProgramCache& cache;
   TcStats& stats;           ///< what the programs (and conversions) add up to
-  std::vector<std::string>* programs = nullptr; ///< the programs' text, if wanted
   std::vector<TraceEvent>* trace = nullptr;     ///< their instructions, if traced
   int64_t* clock = nullptr;                     ///< the trace's current time
+  std::vector<const Program*>* used = nullptr;  ///< the programs run, in order, if wanted
 };
 
 /// Whether the cube runs operations of `kind` (a row of the table).

@@ -24,7 +24,17 @@ struct MmadShape {
 };
 
 void mmad(const uint8_t* a, const uint8_t* b, uint8_t* c, const MmadShape& shape, const Device& d,
-          NumericsCounters& counters);
+          NumericsCounters& counters, bool parallel = true);
+
+/// Whether mmadAsync can run this mmad beside the emulator's thread: ieee_seq on f16 or
+/// bf16 (which touches no counter), with more than one thread allowed.
+bool mmadCanOverlap(const MmadShape& shape, const Device& d);
+/// Starts the mmad on this thread's helper thread and returns; mmadJoin waits for it.
+/// The emulator joins before any instruction touches L0A, L0B or L0C, so the copies and
+/// flags that follow an mmad in the program run while the cube computes — as they would
+/// on the device.
+void mmadAsync(const uint8_t* a, const uint8_t* b, uint8_t* c, const MmadShape& shape, const Device& d);
+void mmadJoin();
 
 /// The f32 value of fp16 bits (exact; a table).
 float f16ToFloat(uint16_t bits);

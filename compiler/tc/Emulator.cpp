@@ -8,28 +8,68 @@
 
 #include <algorithm>
 #include <bit>
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <memory>
 #include <sstream>
 
 namespace tsl::compiler::tc {
 
 namespace {
 
-constexpr int64_t kGranule = 32; ///< bytes per unit of race tracking (every buffer's least alignment)
 constexpr int64_t kFractalRows = 16;
 
-/// Who last wrote a granule of a buffer and when each pipe last read it (sequence
-/// numbers count each pipe's instructions from 1; 0: never).
-struct Granule {
+using Clock = std::array<int64_t, kPipes>;
+
+/// Who last wrote a byte of a buffer and when each pipe last read it (sequence numbers
+/// count each pipe's instructions from 1; 0: never).
+struct Access {
   int8_t writer = -1;
   int32_t writerInstr = -1;
   int64_t writerSeq = 0;
-  std::array<int64_t, kPipes> reads{};
+  Clock reads{};
+  bool operator==(const Access&) const = default;
 };
 
-using Clock = std::array<int64_t, kPipes>;
+/// The Access of every byte of a buffer, as runs of bytes that share one: an instruction
+/// touches a few runs however many bytes it moves (a copy of 32 KiB is one run).
+class Shadow {
+public:
+  explicit Shadow(int64_t bytes) {
+    runs_.emplace(0, Access{});
+    runs_.emplace(bytes, Access{}); // the end
+  }
+  /// Calls f(Access&, start) on each run of [lo, hi), splitting runs at lo and hi, then
+  /// joins neighbouring runs left equal.
+  template <typename F>
+  void visit(int64_t lo, int64_t hi, F f) {
+    if (lo >= hi) return;
+    split(lo);
+    split(hi);
+    auto first = runs_.find(lo);
+    for (auto it = first; it->first < hi; ++it) f(it->second, it->first);
+    // Join equal neighbours from lo's predecessor to hi.
+    auto it = first == runs_.begin() ? first : std::prev(first);
+    while (it->first < hi) {
+      auto next = std::next(it);
+      if (next->first <= hi && next != std::prev(runs_.end()) && next->second == it->second) runs_.erase(next);
+      else it = next;
+    }
+  }
+
+private:
+  void split(int64_t at) {
+    auto it = runs_.upper_bound(at);
+    --it;
+    if (it->first != at) runs_.emplace_hint(std::next(it), at, it->second);
+  }
+  std::map<int64_t, Access> runs_;
+};
 
 void join(Clock& into, const Clock& from) {
   for (size_t p = 0; p < kPipes; ++p) into[p] = std::max(into[p], from[p]);
@@ -91,26 +131,81 @@ void writeValue(Ty to, uint8_t* p, double v, Ty from, const Device& d, NumericsC
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// Converts `n` contiguous elements: writeValue on each, with fast paths for what the
+/// lowerings copy most (f32 → f16 / bf16, and no conversion at all).
+void convertRun(Ty from, const uint8_t* src, Ty to, uint8_t* dst, int64_t n, const Device& d, NumericsCounters& c) {
+  if (from == to && !(to == Ty::F32 && d.nan == NanMode::Zero)) {
+    std::memcpy(dst, src, static_cast<size_t>(n * tySize(to)));
+    return;
+  }
+  if (from == Ty::F32 && (to == Ty::F16 || to == Ty::BF16)) {
+    int64_t i = 0;
+#if defined(__F16C__)
+    // Eight at a time in hardware (round to nearest even from f32: the same single
+    // rounding) when none of the eight overflows, underflows to zero or is NaN — the
+    // cases that count, saturate or change NaN — else one by one.
+    if (to == Ty::F16) {
+      const __m256 absMask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+      const __m256 tiny = _mm256_set1_ps(0x1p-25f), huge = _mm256_set1_ps(65520.0f), zero = _mm256_setzero_ps();
+      for (; i + 8 <= n; i += 8) {
+        const __m256 x = _mm256_loadu_ps(reinterpret_cast<const float*>(src + 4 * i));
+        const __m256 a = _mm256_and_ps(x, absMask);
+        const __m256 ok = _mm256_and_ps(_mm256_cmp_ps(a, huge, _CMP_LT_OQ),
+                                        _mm256_or_ps(_mm256_cmp_ps(a, tiny, _CMP_GT_OQ), _mm256_cmp_ps(a, zero, _CMP_EQ_OQ)));
+        if (_mm256_movemask_ps(ok) != 0xFF) break;
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i), _mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+      }
+    }
+#endif
+    for (; i < n; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, src + 4 * i, 4);
+      const uint16_t h = to == Ty::F16 ? f32ToF16(bits, d, c) : toBf16(bits, d, c);
+      std::memcpy(dst + 2 * i, &h, 2);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    writeValue(to, dst + i * tySize(to), readValue(from, src + i * tySize(from)), from, d, c);
+}
+
 class Run {
 public:
   Run(const Device& d, const Program& p, std::span<const GmView> gm, const Emulator::Options& o)
       : d_(d), p_(p), gm_(gm), o_(o) {
     const Buffer* sizes[] = {&d.l1, &d.l0a, &d.l0b, &d.l0c, &d.ub};
     for (size_t b = 0; b < 5; ++b) {
-      if (o.functional) mem_[b].assign(static_cast<size_t>(sizes[b]->bytes), 0);
-      if (o.functional) granules_[b].resize(static_cast<size_t>(sizes[b]->bytes / kGranule));
+      // The buffers of this thread's last run, zeroed as far as it wrote them.
+      auto& buffer = pool()[b];
+      if (o.functional) {
+        if (buffer.size() != static_cast<size_t>(sizes[b]->bytes)) buffer.assign(static_cast<size_t>(sizes[b]->bytes), 0);
+        else std::memset(buffer.data(), 0, static_cast<size_t>(std::min<int64_t>(dirty()[b], sizes[b]->bytes)));
+        dirty()[b] = 0;
+      }
+      if (o.functional) shadows_[b] = std::make_unique<Shadow>(sizes[b]->bytes);
     }
     stats_.macsPerCycle = 4096 / std::max<int64_t>(d.mmadCyclesPerFractal, 1);
+  }
+
+  ~Run() {
+    if (overlapping_) mmadJoin(); // an error unwinding: the cube's last mmad still ran
+  }
+
+  void joinCube() {
+    overlapping_ = false;
+    mmadJoin();
   }
 
   TcStats go() {
     if (o_.functional && gm_.size() != p_.gm.size())
       fail(ErrorKind::Value, "tc: the program declares ", p_.gm.size(), " GM tensors, ", gm_.size(), " given");
+    steps_.clear(); // this thread's, kept from run to run with its capacity
     steps_.reserve(p_.code.size());
     for (at_ = 0; at_ < p_.code.size(); ++at_) {
       if ((at_ & 255) == 0) checkInterrupt();
       execute(p_.code[at_]);
     }
+    if (overlapping_) joinCube();
     for (size_t s = 0; s < kPipes; ++s)
       for (size_t t = 0; t < kPipes; ++t)
         for (size_t e = 0; e < flags_[s][t].size(); ++e)
@@ -132,7 +227,7 @@ public:
       for (size_t i = 0; i < steps_.size(); ++i)
         o_.trace->push_back({steps_[i].pipe, sched.start[i] + o_.traceOffset, sched.end[i] + o_.traceOffset,
                              printInstr(p_.code[i])});
-    if (o_.buffers) *o_.buffers = std::move(mem_);
+    if (o_.buffers) *o_.buffers = pool();
     return stats_;
   }
 
@@ -147,6 +242,21 @@ private:
   [[noreturn]] void fault(const Parts&... parts) const {
     throw Error(ErrorKind::Runtime, cat("tc: instruction ", at_ + 1, " (", printInstr(p_.code[at_]), "): ", parts...),
                 spanOf(at_));
+  }
+
+  /// On-chip memory, kept per thread from run to run (a run starts by zeroing what the
+  /// last one wrote, not the whole of it).
+  static std::array<std::vector<uint8_t>, 5>& pool() {
+    thread_local std::array<std::vector<uint8_t>, 5> memory;
+    return memory;
+  }
+  static std::vector<Step>& stepsOfThisThread() {
+    thread_local std::vector<Step> steps;
+    return steps;
+  }
+  static std::array<int64_t, 5>& dirty() {
+    thread_local std::array<int64_t, 5> extent{};
+    return extent;
   }
 
   const Buffer& buffer(Buf b) const {
@@ -165,41 +275,38 @@ private:
       fault(write ? "writes " : "reads ", name, " bytes [", addr, ", ", addr + bytes, "), past its ", buf.bytes, " B");
     auto& peak = stats_.peak[static_cast<size_t>(b)];
     if (write) peak = std::max(peak, addr + bytes);
+    if (write && o_.functional) dirty()[static_cast<size_t>(b)] = std::max(dirty()[static_cast<size_t>(b)], addr + bytes);
     if (!o_.functional) return nullptr;
+    if (overlapping_ && (b == Buf::L0A || b == Buf::L0B || b == Buf::L0C)) joinCube();
     track(b, addr, bytes, write);
-    return mem_[static_cast<size_t>(b)].data() + addr;
+    return pool()[static_cast<size_t>(b)].data() + addr;
   }
 
   void track(Buf b, int64_t addr, int64_t bytes, bool write) {
     const auto q = static_cast<size_t>(pipe_);
     const Clock& known = clock_[q];
-    auto& gs = granules_[static_cast<size_t>(b)];
-    for (int64_t g = addr / kGranule; g < ceilDiv(addr + bytes, kGranule); ++g) {
-      Granule& gr = gs[static_cast<size_t>(g)];
-      if (gr.writer >= 0 && static_cast<size_t>(gr.writer) != q && gr.writerSeq > known[static_cast<size_t>(gr.writer)])
-        race(b, g, cat(write ? "overwrites" : "reads", " data ", pipeName(static_cast<Pipe>(gr.writer)),
-                       " wrote at instruction ", gr.writerInstr + 1));
+    shadows_[static_cast<size_t>(b)]->visit(addr, addr + bytes, [&](Access& a, int64_t at) {
+      if (a.writer >= 0 && static_cast<size_t>(a.writer) != q && a.writerSeq > known[static_cast<size_t>(a.writer)])
+        race(b, at, cat(write ? "overwrites" : "reads", " data ", pipeName(static_cast<Pipe>(a.writer)),
+                        " wrote at instruction ", a.writerInstr + 1));
       if (write) {
         for (size_t p = 0; p < kPipes; ++p)
-          if (p != q && gr.reads[p] > known[p])
-            race(b, g, cat("overwrites data ", pipeName(static_cast<Pipe>(p)), " may still be reading"));
-        gr.writer = static_cast<int8_t>(q);
-        gr.writerInstr = static_cast<int32_t>(at_);
-        gr.writerSeq = seq_[q];
-        gr.reads = {};
+          if (p != q && a.reads[p] > known[p])
+            race(b, at, cat("overwrites data ", pipeName(static_cast<Pipe>(p)), " may still be reading"));
+        a = Access{static_cast<int8_t>(q), static_cast<int32_t>(at_), seq_[q], {}};
       } else {
-        gr.reads[q] = seq_[q];
+        a.reads[q] = seq_[q];
       }
-    }
+    });
   }
 
-  void race(Buf b, int64_t granule, const std::string& what) {
+  void race(Buf b, int64_t byte, const std::string& what) {
     if (o_.countRaces) {
       if (lastRace_ != at_ + 1) ++stats_.races;
       lastRace_ = at_ + 1;
       return;
     }
-    fault("race: ", what, " (", bufName(b), " byte ", granule * kGranule,
+    fault("race: ", what, " (", bufName(b), " byte ", byte,
           ") with no set_flag/wait_flag or barrier ordering them");
   }
 
@@ -231,7 +338,7 @@ private:
     const auto q = static_cast<size_t>(pipe_);
     ++seq_[q];
     cycles_ = 0;
-    std::vector<size_t> after;
+    Deps after;
     if (barrier_ >= 0) after.push_back(static_cast<size_t>(barrier_));
     switch (in.op) {
     case Op::CopyGmToL1: copyGmToL1(in); break;
@@ -256,7 +363,7 @@ private:
     case Op::Barrier: barrier(in, after); break;
     }
     lastOnPipe_[q] = static_cast<int64_t>(steps_.size());
-    steps_.push_back(Step{pipe_, cycles_, std::move(after)});
+    steps_.push_back(Step{pipe_, cycles_, after});
   }
 
   void copyGmToL1(const Instr& in) {
@@ -276,13 +383,21 @@ private:
     uint8_t* dst = onChip(Buf::L1, in[F::Dst], bytes, true);
     count(Path::GmToL1, bytes);
     if (!dst) return;
-    if (in[F::Nz]) std::memset(dst, 0, static_cast<size_t>(bytes));
+    if (in[F::Nz] && (dstRows != rows || cols % c0 != 0)) std::memset(dst, 0, static_cast<size_t>(bytes)); // the padding
     const int64_t from = tySize(g.ty);
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) {
-        const int64_t at = in[F::Nz] ? ((c / c0) * dstRows + r) * c0 + c % c0 : r * cols + c;
-        writeValue(to, dst + at * size, readValue(g.ty, src + (r * stride + c) * from), g.ty, d_, stats_.numerics);
+    if (stride == cols && (!in[F::Nz] || (cols == c0 && dstRows == rows))) { // one run: no reordering
+      convertRun(g.ty, src, to, dst, rows * cols, d_, stats_.numerics);
+      return;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      if (!in[F::Nz]) {
+        convertRun(g.ty, src + r * stride * from, to, dst + r * cols * size, cols, d_, stats_.numerics);
+        continue;
       }
+      for (int64_t c = 0; c < cols; c += c0) // one C0 run of the row per column block
+        convertRun(g.ty, src + (r * stride + c) * from, to, dst + ((c / c0) * dstRows + r) * c0 * size,
+                   std::min(c0, cols - c), d_, stats_.numerics);
+    }
   }
 
   void copyGmToUb(const Instr& in) {
@@ -293,9 +408,7 @@ private:
     const uint8_t* src = gm(in[F::GmSrc], in[F::Offset], n, false);
     uint8_t* dst = onChip(Buf::UB, in[F::Dst], n * tySize(to), true);
     count(Path::GmToUb, n * tySize(to));
-    if (!dst) return;
-    for (int64_t i = 0; i < n; ++i)
-      writeValue(to, dst + i * tySize(to), readValue(g.ty, src + i * tySize(g.ty)), g.ty, d_, stats_.numerics);
+    if (dst) convertRun(g.ty, src, to, dst, n, d_, stats_.numerics);
   }
 
   void load2d(const Instr& in) {
@@ -319,8 +432,11 @@ private:
       if (!in[F::Transpose]) {
         std::memmove(t, s, static_cast<size_t>(unit));
       } else if (!int8T) { // 16×16 two-byte elements
-        for (int64_t r = 0; r < 16; ++r)
-          for (int64_t c = 0; c < 16; ++c) std::memcpy(t + (c * 16 + r) * 2, s + (r * 16 + c) * 2, 2);
+        uint16_t from16[256], to16[256];
+        std::memcpy(from16, s, sizeof from16);
+        for (int r = 0; r < 16; ++r)
+          for (int c = 0; c < 16; ++c) to16[c * 16 + r] = from16[r * 16 + c];
+        std::memcpy(t, to16, sizeof to16);
       } else { // a 32×32 int8 block: two 16×32 fractals in, their transposes out
         uint8_t block[2 * kFractalBytes];
         std::memcpy(block, s, sizeof block);
@@ -378,7 +494,14 @@ private:
     stats_.macs += in[F::Macs] > 0 ? in[F::Macs] : m * k * n;
     stats_.paddedMacs += mt * kt * nt * kFractalRows * kFractalRows * fractalCols(ty);
     cycles_ = mmadCycles(d_, mt * kt * nt);
-    if (c) mmad(a, b, c, MmadShape{mt, kt, nt, ty, in[F::Init] != 0}, d_, stats_.numerics);
+    const MmadShape shape{mt, kt, nt, ty, in[F::Init] != 0};
+    if (!c) return;
+    if (mmadCanOverlap(shape, d_)) {
+      mmadAsync(a, b, c, shape, d_);
+      overlapping_ = true;
+    } else {
+      mmad(a, b, c, shape, d_, stats_.numerics);
+    }
   }
 
   /// fixpipe (to GM) or copy_l0c_to_ub (to UB, row-major): element (r, c) of L0C's NZ
@@ -421,10 +544,25 @@ private:
       count(Path::L0cToUb, bytes);
     }
     if (!dst || !src) return;
+    if (acc == Ty::F32) { // a fractal row's 16 columns are contiguous at both ends
+      float row[kFractalRows];
+      for (int64_t r = 0; r < m; ++r)
+        for (int64_t c = 0; c < n; c += kFractalRows) {
+          const int64_t len = std::min(kFractalRows, n - c);
+          std::memcpy(row, src + (((c / kFractalRows) * srcRows + r) * kFractalRows) * 4, static_cast<size_t>(len) * 4);
+          for (int64_t j = 0; j < len; ++j) {
+            if (bias) row[j] = roundSum(row[j], bias[c + j]); // the bias add rounds once, in f32
+            if (in[F::Relu] && row[j] < 0) row[j] = 0;
+          }
+          convertRun(Ty::F32, reinterpret_cast<const uint8_t*>(row), to, dst + place(r, c) * tySize(to), len, d_,
+                     stats_.numerics);
+        }
+      return;
+    }
     for (int64_t r = 0; r < m; ++r)
       for (int64_t c = 0; c < n; ++c) {
         double v = readValue(acc, src + (((c / kFractalRows) * srcRows + r) * kFractalRows + c % kFractalRows) * 4);
-        if (bias) v = static_cast<float>(v + bias[c]); // the bias add rounds in f32
+        if (bias) v = roundSum(v, bias[c]); // the bias add rounds once, in f32
         if (in[F::Relu] && v < 0) v = 0;
         writeValue(to, dst + place(r, c) * tySize(to), v, acc, d_, stats_.numerics);
       }
@@ -497,7 +635,7 @@ private:
     }
   }
 
-  void flag(const Instr& in, std::vector<size_t>& after) {
+  void flag(const Instr& in, Deps& after) {
     const int64_t src = in[F::SrcPipe], dst = in[F::DstPipe], e = in[F::Event];
     if (src >= static_cast<int64_t>(kPipes) || dst >= static_cast<int64_t>(kPipes) || src == dst)
       fault("a flag goes from one pipe to another");
@@ -519,7 +657,7 @@ private:
     }
   }
 
-  void barrier(const Instr& in, std::vector<size_t>& after) {
+  void barrier(const Instr& in, Deps& after) {
     const int64_t p = in[F::PipeF];
     for (size_t q = 0; q < kPipes; ++q) {
       if (p != static_cast<int64_t>(kPipes) && static_cast<int64_t>(q) != p) continue;
@@ -539,18 +677,18 @@ private:
   const Program& p_;
   std::span<const GmView> gm_;
   const Emulator::Options& o_;
-  std::array<std::vector<uint8_t>, 5> mem_;
-  std::array<std::vector<Granule>, 5> granules_;
+  std::array<std::unique_ptr<Shadow>, 5> shadows_;
   Clock seq_{};                            ///< instructions issued per pipe
   std::array<Clock, kPipes> clock_{};      ///< clock_[q][p]: p's instructions q knows done
   std::array<std::array<std::vector<Flag>, kPipes>, kPipes> flags_;
   std::array<int64_t, kPipes> lastOnPipe_{-1, -1, -1, -1, -1, -1};
   int64_t barrier_ = -1;
-  std::vector<Step> steps_;
+  std::vector<Step>& steps_ = stepsOfThisThread();
   size_t at_ = 0;
   size_t lastRace_ = 0;
   Pipe pipe_ = Pipe::Cube;
   int64_t cycles_ = 0;
+  bool overlapping_ = false; ///< an mmad runs on the helper thread
   TcStats stats_;
 };
 

@@ -40,6 +40,33 @@ uint16_t toF16(double x, const Device& d, NumericsCounters& counters) {
   return sign | static_cast<uint16_t>(exponent << 10) | mantissa;
 }
 
+uint16_t f32ToF16(uint32_t bits, const Device& d, NumericsCounters& counters) {
+  const auto sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
+  const uint32_t a = bits & 0x7FFFFFFF;
+  if (a > 0x7F800000) return toF16(std::numeric_limits<double>::quiet_NaN(), d, counters);
+  if (a == 0x7F800000) return sign | 0x7C00;
+  uint16_t h;
+  if (a >= 0x477FF000) { // 65520 and up: the tie goes to even, 65536 — infinity
+    ++counters.overflow;
+    return sign | (d.overflow == Overflow::Saturate ? 0x7BFF : 0x7C00);
+  } else if (a < 0x38800000) { // below 2^-14: subnormal; adding 0.5 rounds at 2^-24 to even
+    float f;
+    const uint32_t magic = 0x3F000000; // 0.5
+    std::memcpy(&f, &a, 4);
+    float m;
+    std::memcpy(&m, &magic, 4);
+    f += m;
+    uint32_t r;
+    std::memcpy(&r, &f, 4);
+    h = static_cast<uint16_t>(r - magic);
+    if (h == 0 && a != 0) ++counters.underflow;
+  } else { // normal: rebias, round the 13 dropped bits to nearest even
+    const uint32_t odd = (a >> 13) & 1;
+    h = static_cast<uint16_t>((a + 0xC8000FFFu + odd) >> 13);
+  }
+  return sign | h;
+}
+
 uint16_t toBf16(uint32_t bits, const Device& d, NumericsCounters& counters) {
   const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000);
   if ((bits & 0x7F800000) == 0x7F800000 && (bits & 0x007FFFFF) != 0) {

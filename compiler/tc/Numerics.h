@@ -27,6 +27,9 @@ struct NumericsCounters {
 /// fp16 bits of the exact value `x`, rounded to nearest even; overflow to ±inf (or to
 /// ±65504 under Overflow::Saturate), NaN to 0x7E00 (or 0 under NanMode::Zero).
 uint16_t toF16(double x, const Device& d, NumericsCounters& counters);
+/// toF16 of an f32 (given by its bits), bit for bit and counter for counter, without
+/// going through f64: the emulator's copies convert every input element with it.
+uint16_t f32ToF16(uint32_t bits, const Device& d, NumericsCounters& counters);
 /// bf16 bits of the f32 with `bits`, likewise (NaN to sign | 0x7FC0).
 uint16_t toBf16(uint32_t bits, const Device& d, NumericsCounters& counters);
 /// The value of fp16 / bf16 bits.

@@ -38,7 +38,6 @@ public:
 
   std::vector<Tensor> run(std::span<const Tensor> inputs) override {
     TcStats stats;
-    std::vector<std::string> programs;
     std::vector<TraceEvent> trace;
     int64_t clock;
     bool tracing;
@@ -50,7 +49,7 @@ public:
     std::vector<Tensor> results;
     {
       std::lock_guard lock(mutex_); // the program cache
-      const CubeContext cx{device_, cube_, cache_, stats, &programs, tracing ? &trace : nullptr, &clock};
+      const CubeContext cx{device_, cube_, cache_, stats, tracing ? &trace : nullptr, &clock};
       RunOptions options;
       options.primitive = [&](const ir::Operation& op, std::span<const Tensor> in, Tensor& out) {
         // Layout conversions run on the host (a device's transdata would run on the vector
@@ -76,7 +75,6 @@ public:
     std::lock_guard lock(session_->mutex);
     session_->last = stats;
     session_->total.add(stats);
-    session_->programs = std::move(programs);
     session_->clock = clock;
     if (tracing) session_->trace.insert(session_->trace.end(), trace.begin(), trace.end());
     return results;
@@ -88,8 +86,8 @@ public:
     if (what != "tc") return {};
     std::lock_guard lock(mutex_);
     TcStats scratch;
-    std::vector<std::string> programs;
-    const CubeContext cx{device_, cube_, cache_, scratch, &programs, nullptr, nullptr};
+    std::vector<const Program*> programs;
+    const CubeContext cx{device_, cube_, cache_, scratch, nullptr, nullptr, &programs};
     for (const auto& f : module_->functions())
       ir::walk(f->body(), [&](const ir::Operation& op) {
         if (!op.code().primitive || !runsOnCube(op.code().kind)) return;
@@ -104,7 +102,7 @@ public:
         (void)runOnCube(op, zeros, cx);
       });
     std::string out;
-    for (const std::string& p : programs) out += (out.empty() ? "" : "\n") + p;
+    for (const Program* p : programs) out += (out.empty() ? "" : "\n") + printProgram(*p);
     return out;
   }
 

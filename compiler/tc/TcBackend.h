@@ -7,7 +7,7 @@
 // emulator: inputs rounded to f16 (or bf16: `jit :tc-dtype :bf16`), f32 accumulation,
 // cycles and bytes from the instructions. Every other operation runs on its eager kernel
 // in the program's own dtype. A Session per engine keeps the statistics of the last call
-// and of all calls, the programs of the last call, and (when asked) a trace.
+// and of all calls, and (when asked) a trace.
 #pragma once
 
 #include "compiler/Backend.h"
@@ -23,7 +23,6 @@ struct Session {
   std::mutex mutex;
   TcStats last;                    ///< the last call on :tc
   TcStats total;                   ///< every call since the engine started (or reset)
-  std::vector<std::string> programs; ///< the last call's programs, as text
   bool tracing = false;
   std::vector<TraceEvent> trace;   ///< every call's instructions since tracing started
   int64_t clock = 0;               ///< where the next program starts on the trace

@@ -19,6 +19,11 @@ const char* pipeName(Pipe p) {
   return "?";
 }
 
+void Deps::push_back(size_t step) {
+  TSL_ASSERT(n_ < at_.size(), "tc: a step waits for more than ", at_.size(), " others");
+  at_[n_++] = step;
+}
+
 int64_t moveCycles(const Device& d, Path path, int64_t bytes) {
   int64_t bandwidth = 1;
   switch (path) {

@@ -29,11 +29,29 @@ int64_t moveCycles(const Device& d, Path path, int64_t bytes);
 /// Cycles of an `mmad` over `fractals` 16×16×16 fractals.
 int64_t mmadCycles(const Device& d, int64_t fractals);
 
+/// The earlier steps one step waits for: a wait_flag's set_flag, a barrier's pipes and
+/// the last barrier — at most kPipes + 1, kept inline (a program has many steps).
+class Deps {
+public:
+  Deps() = default;
+  Deps(std::initializer_list<size_t> steps) {
+    for (size_t s : steps) push_back(s);
+  }
+  void push_back(size_t step);
+  const size_t* begin() const { return at_.data(); }
+  const size_t* end() const { return at_.data() + n_; }
+  size_t size() const { return n_; }
+
+private:
+  std::array<size_t, kPipes + 2> at_{};
+  size_t n_ = 0;
+};
+
 /// One instruction as the timeline sees it.
 struct Step {
   Pipe pipe;
   int64_t cycles;
-  std::vector<size_t> after; ///< indices of earlier steps it waits for
+  Deps after; ///< indices of earlier steps it waits for
 };
 
 struct Schedule {
