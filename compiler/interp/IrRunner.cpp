@@ -111,7 +111,8 @@ private:
     try {
       if (code.primitive) {
         Tensor result;
-        if (options_.primitive && options_.primitive(op, inputs, result)) env[op.result()] = std::move(result);
+        const auto valueOf = [&](const ir::Value* v) -> const Tensor& { return lookup(env, v, op); };
+        if (options_.primitive && options_.primitive(op, inputs, result, valueOf)) env[op.result()] = std::move(result);
         else env[op.result()] = runOp(code.kind, op.attrs(), inputs);
         return;
       }

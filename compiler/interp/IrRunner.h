@@ -22,7 +22,10 @@ struct RunOptions {
   /// Asked first for each primitive operation: returns true having set `result` if it ran
   /// the operation itself (the :tc backend runs contractions on the tensor core), false
   /// to leave it to the eager kernel.
-  std::function<bool(const ir::Operation& op, std::span<const Tensor> inputs, Tensor& result)> primitive;
+  /// `valueOf` gives the tensor of any value computed so far.
+  std::function<bool(const ir::Operation& op, std::span<const Tensor> inputs, Tensor& result,
+                     const std::function<const Tensor&(const ir::Value*)>& valueOf)>
+      primitive;
 };
 
 /// Runs `function` of `module` on `args` (one per parameter, checked against the

@@ -95,16 +95,25 @@ Tensor matmulOnCube(Tensor a, Tensor b, DType dtype, Layout layout, const CubeCo
   s.aTy = *gmTy(a.dtype()), s.bTy = *gmTy(b.dtype()), s.outTy = *gmTy(dtype);
   s.aNz = aNz, s.bNz = bNz, s.outNz = layout == Layout::FractalNZ;
   s.cube = cx.cube;
+  s.epilogue = cx.epilogue;
+  Tensor bias;
+  if (cx.bias) {
+    bias = denseInLayout(*cx.bias, Layout::RowMajor);
+    s.epilogue.bias = true, s.epilogue.biasTy = *gmTy(bias.dtype());
+  }
   Shape outShape = batch;
   outShape.push(s.m);
   outShape.push(s.n);
   Tensor out = emptyInLayout(dtype, outShape, s.outNz ? Layout::FractalNZ : Layout::RowMajor);
   std::string key = cat("matmul ", s.m, " ", s.k, " ", s.n, " ", tyName(s.aTy), tyName(s.bTy), tyName(s.outTy), " ",
-                        s.aNz, s.bNz, s.outNz, " ", tyName(s.cube), " ", s.aBatches, " ", s.bBatches, ":");
+                        s.aNz, s.bNz, s.outNz, " ", tyName(s.cube), " ", s.aBatches, " ", s.bBatches, " epilogue ",
+                        s.epilogue.bias ? tyName(s.epilogue.biasTy) : "-", s.epilogue.relu, ":");
   for (size_t i = 0; i < s.aBatch.size(); ++i) key += cat(" ", s.aBatch[i], ",", s.bBatch[i]);
   run(key,
       [&](std::string& report) { return lowerMatmul(s, chooseMatmulTiling(s, cx.device, &report), cx.device); },
-      {view(a), view(b), view(out)}, cx);
+      s.epilogue.bias ? std::vector<GmView>{view(a), view(b), view(out), view(bias)}
+                      : std::vector<GmView>{view(a), view(b), view(out)},
+      cx);
   return out;
 }
 
@@ -114,7 +123,7 @@ std::optional<Tensor> matmulRow(const ir::Operation& op, std::span<const Tensor>
   const ir::Type& type = op.result()->type();
   if (!gmTy(a.dtype()) || !gmTy(b.dtype()) || !gmTy(type.dtype) || a.rank() == 0 || b.rank() == 0) return std::nullopt;
   const bool vecA = a.rank() == 1, vecB = b.rank() == 1;
-  if (!vecA && !vecB) return matmulOnCube(a, b, type.dtype, type.layout, cx);
+  if (!vecA && !vecB) return matmulOnCube(a, b, type.dtype, cx.layout.value_or(type.layout), cx);
   // Vectors as a row [1, K] and a column [K, 1]; the result drops those axes again.
   const Tensor A = vecA ? expandDims(plain(a), 0) : a;
   const Tensor B = vecB ? expandDims(plain(b), 1) : b;
@@ -157,11 +166,13 @@ std::optional<Tensor> conv2dRow(const ir::Operation& op, std::span<const Tensor>
   s.o = w.shape()[0], s.kh = w.shape()[2], s.kw = w.shape()[3];
   s.strideH = attrs.stride[0], s.strideW = attrs.stride[1], s.padH = attrs.padding[0], s.padW = attrs.padding[1];
   s.dataTy = *gmTy(x.dtype()), s.weightTy = *gmTy(w.dtype()), s.outTy = *gmTy(type.dtype), s.cube = cx.cube;
+  s.epilogue.relu = cx.epilogue.relu;
   if (s.oh() <= 0 || s.ow() <= 0) return std::nullopt;
   Tensor out = emptyInLayout(type.dtype, Shape{s.batch, s.o, s.oh(), s.ow()}, Layout::NC1HWC0);
   const std::string key =
       cat("conv2d ", s.batch, " ", s.c, " ", s.h, " ", s.w, " ", s.o, " ", s.kh, " ", s.kw, " ", s.strideH, " ", s.strideW,
-          " ", s.padH, " ", s.padW, " ", tyName(s.dataTy), tyName(s.weightTy), tyName(s.outTy), tyName(s.cube));
+          " ", s.padH, " ", s.padW, " ", tyName(s.dataTy), tyName(s.weightTy), tyName(s.outTy), tyName(s.cube), " relu ",
+          s.epilogue.relu);
   run(key, [&](std::string& report) { return lowerConv(s, chooseConvTiling(s, cx.device, &report), cx.device); },
       {view(x), view(w), view(out)}, cx);
   return type.layout == Layout::NC1HWC0 ? out : converted(out, type.layout, cx);

@@ -27,6 +27,11 @@ struct CubeContext {
   std::vector<TraceEvent>* trace = nullptr;     ///< their instructions, if traced
   int64_t* clock = nullptr;                     ///< the trace's current time
   std::vector<const Program*>* used = nullptr;  ///< the programs run, in order, if wanted
+  /// What the drain applies beyond the contraction (the operations after it that the
+  /// program absorbed): bias (the tensor), ReLU, and the layout it writes.
+  Epilogue epilogue{};
+  const Tensor* bias = nullptr;
+  std::optional<Layout> layout; ///< instead of the operation's result layout
 };
 
 /// Whether the cube runs operations of `kind` (a row of the table).

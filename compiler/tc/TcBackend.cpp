@@ -6,6 +6,7 @@
 #include "compiler/passes/Passes.h"
 #include "compiler/tc/Contract.h"
 #include "runtime/Layout.h"
+#include "runtime/Ops.h"
 
 #include <filesystem>
 #include <set>
@@ -14,11 +15,80 @@ namespace tsl::compiler::tc {
 
 namespace {
 
+/// What a contraction's program does besides the contraction: the operations after it
+/// (each the only user of the one before, in the same block) that its drain performs —
+/// FIXPIPE's (or the vector unit's) conversion to row-major, bias add and ReLU.
+struct EpiloguePlan {
+  const ir::Value* bias = nullptr;
+  bool relu = false;
+  std::optional<Layout> layout;
+};
+
+/// The epilogues of a function's contractions, and the operations they absorb.
+void planEpilogues(const ir::Function& f, std::map<const ir::Operation*, EpiloguePlan>& plans,
+                   std::set<const ir::Operation*>& absorbed) {
+  std::map<const ir::Value*, std::vector<const ir::Operation*>> users;
+  ir::walk(const_cast<ir::Block&>(f.body()), [&](ir::Operation& op) {
+    for (const ir::Value* v : op.operands()) users[v].push_back(&op);
+  });
+  auto soleUser = [&](const ir::Operation& op) -> const ir::Operation* {
+    const auto it = users.find(op.result());
+    if (it == users.end() || it->second.size() != 1) return nullptr;
+    const ir::Operation* u = it->second.front();
+    return u->parent() == op.parent() && u->code().primitive && u->resultCount() == 1 ? u : nullptr;
+  };
+  ir::walk(const_cast<ir::Block&>(f.body()), [&](ir::Operation& op) {
+    if (!op.code().primitive || !runsOnCube(op.code().kind) || op.resultCount() != 1) return;
+    const bool matmul = op.operands().size() == 2 && op.operand(0)->type().rank() >= 2 &&
+                        op.operand(1)->type().rank() >= 2 && op.operand(0)->type().rank() != 4;
+    const bool conv = op.operand(0)->type().rank() == 4 && op.operand(1)->type().rank() == 4;
+    if (!matmul && !conv) return;
+    // Only what the cube runs for certain: floating-point operands (f64 not for conv2d).
+    auto cubeType = [&](const ir::Value* v) {
+      const DType d = v->type().dtype;
+      return d == DType::F16 || d == DType::BF16 || d == DType::F32 || (matmul && d == DType::F64);
+    };
+    if (!cubeType(op.operand(0)) || !cubeType(op.operand(1)) || !cubeType(op.result())) return;
+    EpiloguePlan plan;
+    std::vector<const ir::Operation*> taken;
+    const ir::Operation* cur = &op;
+    const ir::Operation* u = soleUser(*cur);
+    // A matmul's NZ result converted to row-major: FIXPIPE writes it so (NZ → ND).
+    if (matmul && u && layouts::isConversion(*u) && u->result()->type().layout == Layout::RowMajor &&
+        cur->result()->type().layout == Layout::FractalNZ) {
+      plan.layout = Layout::RowMajor, taken.push_back(u), cur = u, u = soleUser(*cur);
+    }
+    // + bias[N] along the last axis, the bias computed before the contraction.
+    const ir::Type& t = cur->result()->type();
+    if (matmul && u && u->code().kind == OpKind::Add && u->operands().size() == 2 &&
+        u->operand(0) == cur->result() && u->result()->type() == t && t.layout == Layout::RowMajor) {
+      const ir::Value* b = u->operand(1);
+      const ir::Type& bt = b->type();
+      bool before = !b->def();
+      for (const auto& o : op.parent()->ops()) {
+        if (o.get() == &op) break;
+        before |= o.get() == b->def();
+      }
+      if (before && bt.rank() == 1 && bt.dtype == t.dtype && bt.layout == Layout::RowMajor && t.rank() >= 1 &&
+          !bt.dims[0].symbolic() && !t.dims.back().symbolic() && bt.dims[0].size == t.dims.back().size) {
+        plan.bias = b, taken.push_back(u), cur = u, u = soleUser(*cur);
+      }
+    }
+    if (u && u->code().kind == OpKind::Relu && u->result()->type() == cur->result()->type()) {
+      plan.relu = true, taken.push_back(u);
+    }
+    if (taken.empty()) return;
+    plans[&op] = plan;
+    absorbed.insert(taken.begin(), taken.end());
+  });
+}
+
 class TcExecutable final : public Executable {
 public:
   TcExecutable(std::shared_ptr<const ir::Module> module, const ir::Function& entry, Device device, Ty cube,
                std::shared_ptr<Session> session, const std::vector<Tensor>& constants)
       : module_(std::move(module)), entry_(entry), device_(std::move(device)), cube_(cube), session_(std::move(session)) {
+    planEpilogues(entry_, plans_, absorbed_);
     // Conversions of constant parameters (weights) happen now, at compile time, as the
     // layout passes fold those of constants in the IR.
     const auto& params = entry_.body().arguments();
@@ -49,9 +119,15 @@ public:
     std::vector<Tensor> results;
     {
       std::lock_guard lock(mutex_); // the program cache
-      const CubeContext cx{device_, cube_, cache_, stats, tracing ? &trace : nullptr, &clock};
+      const CubeContext cx{device_, cube_, cache_, stats, tracing ? &trace : nullptr, &clock, nullptr, {}, nullptr, {}};
       RunOptions options;
-      options.primitive = [&](const ir::Operation& op, std::span<const Tensor> in, Tensor& out) {
+      options.primitive = [&](const ir::Operation& op, std::span<const Tensor> in, Tensor& out,
+                              const std::function<const Tensor&(const ir::Value*)>& valueOf) {
+        // An operation a contraction's program performed: its operand is its result.
+        if (absorbed_.count(&op)) {
+          out = in[0];
+          return true;
+        }
         // Layout conversions run on the host (a device's transdata would run on the vector
         // unit, which is not modelled for them); they are counted.
         if (auto it = folded_.find(&op); it != folded_.end() && in[0].sharesStorageWith(it->second.first) &&
@@ -64,7 +140,7 @@ public:
           stats.transdataBytes += layouts::conversionBytes(op.operand(0)->type(), op.result()->type().layout);
           return false;
         }
-        if (std::optional<Tensor> r = runOnCube(op, in, cx)) {
+        if (std::optional<Tensor> r = runPlanned(op, in, cx, valueOf)) {
           out = std::move(*r);
           return true;
         }
@@ -87,19 +163,26 @@ public:
     std::lock_guard lock(mutex_);
     TcStats scratch;
     std::vector<const Program*> programs;
-    const CubeContext cx{device_, cube_, cache_, scratch, nullptr, nullptr, &programs};
+    const CubeContext cx{device_, cube_, cache_, scratch, nullptr, nullptr, &programs, {}, nullptr, {}};
+    std::map<const ir::Value*, Tensor> zerosOf; // what each value stands for here
+    auto zeros = [&](const ir::Value* v) -> const Tensor& {
+      auto [it, fresh] = zerosOf.try_emplace(v);
+      if (fresh && v->type().concrete()) {
+        Shape shape;
+        for (const ir::Dim& d : v->type().dims) shape.push(d.size);
+        it->second = toLayout(Tensor::zeros(v->type().dtype, shape), v->type().layout);
+      }
+      return it->second;
+    };
     for (const auto& f : module_->functions())
       ir::walk(f->body(), [&](const ir::Operation& op) {
         if (!op.code().primitive || !runsOnCube(op.code().kind)) return;
-        std::vector<Tensor> zeros;
+        std::vector<Tensor> operands;
         for (const ir::Value* v : op.operands()) {
-          const ir::Type& t = v->type();
-          if (!t.concrete()) return; // symbolic sizes: made when called
-          Shape shape;
-          for (const ir::Dim& d : t.dims) shape.push(d.size);
-          zeros.push_back(toLayout(Tensor::zeros(t.dtype, shape), t.layout));
+          if (!v->type().concrete()) return; // symbolic sizes: made when called
+          operands.push_back(zeros(v));
         }
-        (void)runOnCube(op, zeros, cx);
+        (void)runPlanned(op, operands, cx, zeros);
       });
     std::string out;
     for (const Program* p : programs) out += (out.empty() ? "" : "\n") + printProgram(*p);
@@ -107,6 +190,22 @@ public:
   }
 
 private:
+  /// Runs `op` on the cube with its epilogue, if it has one; nullopt to leave it to its
+  /// eager kernel.
+  std::optional<Tensor> runPlanned(const ir::Operation& op, std::span<const Tensor> in, const CubeContext& cx,
+                                   const std::function<const Tensor&(const ir::Value*)>& valueOf) const {
+    const auto plan = plans_.find(&op);
+    if (plan == plans_.end()) return runOnCube(op, in, cx);
+    CubeContext with = cx;
+    with.epilogue.relu = plan->second.relu;
+    with.bias = plan->second.bias ? &valueOf(plan->second.bias) : nullptr;
+    with.layout = plan->second.layout;
+    std::optional<Tensor> r = runOnCube(op, in, with);
+    // The absorbed operations do not run: the cube must (floating-point operands).
+    if (!r) fail(ErrorKind::Internal, "tc: a contraction with an epilogue did not run on the cube");
+    return r;
+  }
+
   std::shared_ptr<const ir::Module> module_;
   const ir::Function& entry_;
   Device device_;
@@ -114,6 +213,8 @@ private:
   std::shared_ptr<Session> session_;
   mutable std::mutex mutex_;
   mutable ProgramCache cache_;
+  std::map<const ir::Operation*, EpiloguePlan> plans_;
+  std::set<const ir::Operation*> absorbed_;
   /// Conversions of constant parameters made at compile time: (the constant, converted).
   std::map<const ir::Operation*, std::pair<Tensor, Tensor>> folded_;
 };
