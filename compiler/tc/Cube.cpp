@@ -4,6 +4,7 @@
 #include "runtime/ThreadPool.h"
 
 #include <atomic>
+#include <chrono>
 #include <bit>
 #include <condition_variable>
 #include <exception>
@@ -212,8 +213,13 @@ public:
 private:
   void loop() {
     for (;;) {
+      // Spin (yielding the core to a busier thread) up to 50 µs, then sleep.
+      const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(50);
       for (int spins = 0; !pending_.load(std::memory_order_acquire); ++spins) {
-        if (spins < 200000) continue;
+        if ((spins & 63) != 0 || std::chrono::steady_clock::now() < until) {
+          std::this_thread::yield();
+          continue;
+        }
         std::unique_lock lock(mutex_);
         sleeping_ = true;
         wake_.wait(lock, [&] { return pending_.load(std::memory_order_acquire); });
@@ -247,7 +253,9 @@ Helper& helper() {
 } // namespace
 
 bool mmadCanOverlap(const MmadShape& s, const Device& d) {
-  return threadCount() > 1 && d.accumulation == Accumulation::IeeeSeq && (s.ty == Ty::F16 || s.ty == Ty::BF16);
+  // Worth a hand-over only for an mmad of some size (32 fractals: ~130 000 MACs).
+  return threadCount() > 1 && d.accumulation == Accumulation::IeeeSeq && (s.ty == Ty::F16 || s.ty == Ty::BF16) &&
+         s.mt * s.kt * s.nt >= 32;
 }
 
 void mmadAsync(const uint8_t* a, const uint8_t* b, uint8_t* c, const MmadShape& s, const Device& d) {
