@@ -56,10 +56,12 @@ Engine::TcRunResult Engine::runTcProgram(std::string_view text, std::string_view
   // GM tensors: inputs with a fixed pattern (or from .npy), everything else zeroed.
   std::vector<std::vector<uint8_t>> memory;
   std::vector<GmView> views;
+  int64_t total = 0;
+  for (const GmTensor& g : program.gm) total += g.elements * tySize(g.ty); // each ≤ 2^40 elements
+  if (total > (int64_t{1} << 30))
+    fail(ErrorKind::Value, "tc-run: the program's GM tensors take ", total, " bytes; tc-run allows 1 GiB");
   for (size_t i = 0; i < program.gm.size(); ++i) {
     const GmTensor& g = program.gm[i];
-    if (g.elements > (int64_t{1} << 31) / tySize(g.ty))
-      fail(ErrorKind::Value, "tc-run: GM tensor %", i, " of ", g.elements, " elements is over 2 GiB");
     std::vector<uint8_t> bytes(static_cast<size_t>(g.elements * tySize(g.ty)), 0);
     if (g.role == GmTensor::Role::In)
       for (int64_t e = 0; e < g.elements; ++e) {

@@ -30,26 +30,42 @@ bool blockedAs(const Tensor& t, Layout layout) {
   return t.layout() == layout && t.physicalShape()[t.physicalShape().rank() - 1] == 16;
 }
 
-/// Runs the program `key` names (making it with `make` the first time) on `gm`.
-void run(const std::string& key, const std::function<Program(std::string&)>& make, std::vector<GmView> gm,
-         const CubeContext& cx) {
-  auto& slot = cx.cache[key];
+/// The program `key` names, made with `make` the first time.
+const Program& program(const std::string& key, const std::function<Program(std::string&)>& make, const CubeContext& cx) {
+  auto& slot = cx.cache.programs[key];
   if (!slot) {
     std::string report;
     Program p = make(report);
     p.notes.push_back(report);
     slot = std::make_shared<const Program>(std::move(p));
   }
+  return *slot;
+}
+
+/// Runs `p` on `gm`, adding its statistics (and trace) to the context's.
+void run(const Program& p, const std::vector<GmView>& gm, const CubeContext& cx) {
   Emulator emulator(cx.device);
   Emulator::Options o;
   o.trace = cx.trace;
   o.traceOffset = cx.clock ? *cx.clock : 0;
-  TcStats stats = emulator.run(*slot, gm, o);
+  TcStats stats = emulator.run(p, gm, o);
   if (cx.clock) *cx.clock += stats.cycles;
-  stats.tilings.push_back(slot->notes.back());
+  if (!p.notes.empty()) stats.tilings.push_back(p.notes.back());
   cx.stats.add(stats);
-  if (cx.used) cx.used->push_back(slot.get());
+  if (cx.used) cx.used->push_back(&p);
 }
+
+/// A tensor's physical buffer from element `offset` on.
+GmView viewFrom(const Tensor& t, int64_t offset) {
+  const GmView whole = view(t);
+  const auto size = static_cast<int64_t>(dtypeSize(t.dtype()));
+  return GmView{whole.data + offset * size, whole.elements - offset};
+}
+
+/// Most K steps one program takes: a larger matmul runs as programs over slabs of its
+/// rows (and one per batch), each the same program over other GM addresses — as a kernel
+/// is launched once per block — so no program grows with the problem.
+constexpr int64_t kMaxSteps = 4096;
 
 /// Converts `t` to `layout` for the cube, counting the conversion as executed transdata.
 Tensor converted(const Tensor& t, Layout layout, const CubeContext& cx) {
@@ -105,15 +121,49 @@ Tensor matmulOnCube(Tensor a, Tensor b, DType dtype, Layout layout, const CubeCo
   outShape.push(s.m);
   outShape.push(s.n);
   Tensor out = emptyInLayout(dtype, outShape, s.outNz ? Layout::FractalNZ : Layout::RowMajor);
-  std::string key = cat("matmul ", s.m, " ", s.k, " ", s.n, " ", tyName(s.aTy), tyName(s.bTy), tyName(s.outTy), " ",
-                        s.aNz, s.bNz, s.outNz, " ", tyName(s.cube), " ", s.aBatches, " ", s.bBatches, " epilogue ",
-                        s.epilogue.bias ? tyName(s.epilogue.biasTy) : "-", s.epilogue.relu, ":");
-  for (size_t i = 0; i < s.aBatch.size(); ++i) key += cat(" ", s.aBatch[i], ",", s.bBatch[i]);
-  run(key,
-      [&](std::string& report) { return lowerMatmul(s, chooseMatmulTiling(s, cx.device, &report), cx.device); },
-      s.epilogue.bias ? std::vector<GmView>{view(a), view(b), view(out), view(bias)}
-                      : std::vector<GmView>{view(a), view(b), view(out)},
-      cx);
+  if (out.numel() == 0) return out;
+  if (s.k == 0) return toLayout(Tensor::zeros(dtype, outShape), out.layout()); // an empty sum
+  // One program per batch and slab of rows; the tiling is searched on a problem of at
+  // most 256 × 1024 × 256 (its steady state is the whole's).
+  const std::vector<int64_t> aBatches = s.aBatch, bBatches = s.bBatch;
+  const int64_t m = s.m, m1p = (m + 15) / 16 * 16;
+  const int64_t aStride = aNz ? (s.k + 15) / 16 * 16 * m1p : m * s.k, bStride = bNz ? (s.n + 15) / 16 * 16 * ((s.k + 15) / 16 * 16) : s.k * s.n;
+  const int64_t cStride = s.outNz ? (s.n + 15) / 16 * 16 * m1p : m * s.n;
+  s.aBatch = {0}, s.bBatch = {0}, s.aBatches = s.bBatches = 1;
+  MatmulSpec probe = s;
+  probe.m = std::min<int64_t>(m, 256), probe.n = std::min<int64_t>(s.n, 256), probe.k = std::min<int64_t>(s.k, 1024);
+  const std::string tilingKey = cat(m, " ", s.k, " ", s.n, " ", tyName(s.cube), s.aNz, s.bNz, s.outNz, s.epilogue.bias);
+  auto [chosen, fresh] = cx.cache.tilings.try_emplace(tilingKey);
+  if (fresh) chosen->second.first = chooseMatmulTiling(probe, cx.device, &chosen->second.second);
+  const Tiling t = chosen->second.first;
+  const bool clipped = probe.m != m || probe.n != s.n || probe.k != s.k;
+  const int64_t stepsPerRowTile = ((s.n + 15) / 16 + t.tn - 1) / t.tn * (((s.k + fractalCols(s.cube) - 1) / fractalCols(s.cube) + t.tk - 1) / t.tk);
+  const int64_t slab = std::min(m, t.tm * 16 * std::max<int64_t>(1, kMaxSteps / std::max<int64_t>(stepsPerRowTile, 1)));
+  s.mPlane = m;
+  const std::string report = clipped ? cat("matmul ", m, "x", s.k, "x", s.n, " in slabs of ", slab,
+                                           " rows; tiling searched on a part: ", chosen->second.second)
+                                     : chosen->second.second;
+  auto slabProgram = [&](int64_t rows) -> const Program& {
+    MatmulSpec one = s;
+    one.m = rows;
+    const std::string key = cat("matmul ", rows, " of ", m, " ", s.k, " ", s.n, " ", tyName(s.aTy), tyName(s.bTy),
+                                tyName(s.outTy), " ", s.aNz, s.bNz, s.outNz, " ", tyName(s.cube), " epilogue ",
+                                s.epilogue.bias ? tyName(s.epilogue.biasTy) : "-", s.epilogue.relu);
+    return program(key, [&](std::string& r) {
+      r = report;
+      Program p = lowerMatmul(one, t, cx.device);
+      return p;
+    }, cx);
+  };
+  for (size_t bt = 0; bt < aBatches.size(); ++bt)
+    for (int64_t m0 = 0; m0 < m; m0 += slab) {
+      const int64_t rows = std::min(slab, m - m0);
+      std::vector<GmView> gm{viewFrom(a, aBatches[bt] * aStride + (aNz ? m0 * 16 : m0 * s.k)),
+                             viewFrom(b, bBatches[bt] * bStride),
+                             viewFrom(out, static_cast<int64_t>(bt) * cStride + (s.outNz ? m0 * 16 : m0 * s.n))};
+      if (s.epilogue.bias) gm.push_back(view(bias));
+      run(slabProgram(rows), gm, cx);
+    }
   return out;
 }
 
@@ -169,12 +219,19 @@ std::optional<Tensor> conv2dRow(const ir::Operation& op, std::span<const Tensor>
   s.epilogue.relu = cx.epilogue.relu;
   if (s.oh() <= 0 || s.ow() <= 0) return std::nullopt;
   Tensor out = emptyInLayout(type.dtype, Shape{s.batch, s.o, s.oh(), s.ow()}, Layout::NC1HWC0);
+  // One program per image, run over each image's addresses.
+  const int64_t images = s.batch;
+  s.batch = 1;
   const std::string key =
-      cat("conv2d ", s.batch, " ", s.c, " ", s.h, " ", s.w, " ", s.o, " ", s.kh, " ", s.kw, " ", s.strideH, " ", s.strideW,
-          " ", s.padH, " ", s.padW, " ", tyName(s.dataTy), tyName(s.weightTy), tyName(s.outTy), tyName(s.cube), " relu ",
+      cat("conv2d ", s.c, " ", s.h, " ", s.w, " ", s.o, " ", s.kh, " ", s.kw, " ", s.strideH, " ", s.strideW, " ", s.padH,
+          " ", s.padW, " ", tyName(s.dataTy), tyName(s.weightTy), tyName(s.outTy), tyName(s.cube), " relu ",
           s.epilogue.relu);
-  run(key, [&](std::string& report) { return lowerConv(s, chooseConvTiling(s, cx.device, &report), cx.device); },
-      {view(x), view(w), view(out)}, cx);
+  const Program& p = program(key, [&](std::string& report) {
+    return lowerConv(s, chooseConvTiling(s, cx.device, &report), cx.device);
+  }, cx);
+  const int64_t c1 = (s.c + 15) / 16, o1 = (s.o + 15) / 16;
+  for (int64_t img = 0; img < images; ++img)
+    run(p, {viewFrom(x, img * c1 * s.h * s.w * 16), view(w), viewFrom(out, img * o1 * s.oh() * s.ow() * 16)}, cx);
   return type.layout == Layout::NC1HWC0 ? out : converted(out, type.layout, cx);
 }
 

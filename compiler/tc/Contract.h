@@ -16,8 +16,11 @@
 
 namespace tsl::compiler::tc {
 
-/// Programs already made, by what determines them.
-using ProgramCache = std::map<std::string, std::shared_ptr<const Program>>;
+/// Programs already made, and tilings already chosen, by what determines them.
+struct ProgramCache {
+  std::map<std::string, std::shared_ptr<const Program>> programs;
+  std::map<std::string, std::pair<Tiling, std::string>> tilings; ///< with the search's report
+};
 
 struct CubeContext {
   const Device& device;

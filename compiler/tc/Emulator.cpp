@@ -131,6 +131,16 @@ void writeValue(Ty to, uint8_t* p, double v, Ty from, const Device& d, NumericsC
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// A product of sizes, or — when a factor is negative or the product overflows — a size
+/// no buffer holds, so the bounds check that follows fails instead of the arithmetic.
+constexpr int64_t kTooBig = int64_t{1} << 62;
+int64_t mul(std::initializer_list<int64_t> factors) {
+  int64_t out = 1;
+  for (int64_t f : factors)
+    if (f < 0 || __builtin_mul_overflow(out, f, &out) || out > kTooBig) return kTooBig;
+  return out;
+}
+
 /// Converts `n` contiguous elements: writeValue on each, with fast paths for what the
 /// lowerings copy most (f32 → f16 / bf16, and no conversion at all).
 void convertRun(Ty from, const uint8_t* src, Ty to, uint8_t* dst, int64_t n, const Device& d, NumericsCounters& c) {
@@ -199,6 +209,10 @@ public:
   TcStats go() {
     if (o_.functional && gm_.size() != p_.gm.size())
       fail(ErrorKind::Value, "tc: the program declares ", p_.gm.size(), " GM tensors, ", gm_.size(), " given");
+    for (size_t i = 0; o_.functional && i < gm_.size(); ++i)
+      if (gm_[i].elements < p_.gm[i].elements)
+        fail(ErrorKind::Value, "tc: GM tensor %", i, " has ", gm_[i].elements, " elements, the program declares ",
+             p_.gm[i].elements);
     steps_.clear(); // this thread's, kept from run to run with its capacity
     steps_.reserve(p_.code.size());
     for (at_ = 0; at_ < p_.code.size(); ++at_) {
@@ -331,7 +345,9 @@ private:
   }
 
   /// The extent, in elements, of a rows × cols block with row stride `stride`.
-  static int64_t extent(int64_t rows, int64_t cols, int64_t stride) { return rows <= 0 ? 0 : (rows - 1) * stride + cols; }
+  static int64_t extent(int64_t rows, int64_t cols, int64_t stride) {
+    return rows <= 0 ? 0 : std::min(kTooBig, mul({rows - 1, stride}) + std::min(cols, kTooBig));
+  }
 
   void execute(const Instr& in) {
     pipe_ = pipeOf(in);
@@ -374,11 +390,11 @@ private:
     const int64_t size = tySize(to), c0 = fractalCols(to);
     const GmTensor& g = gmTensor(in[F::GmSrc]);
     const uint8_t* src = gm(in[F::GmSrc], in[F::Offset], extent(rows, cols, stride), false);
-    int64_t dstRows = rows, bytes = rows * cols * size;
+    int64_t dstRows = rows, bytes = mul({rows, cols, size});
     if (in[F::Nz]) {
       dstRows = in[F::DstRows] ? in[F::DstRows] : ceilDiv(rows, kFractalRows) * kFractalRows;
       if (dstRows < rows || dstRows % kFractalRows) fault("dst_rows must be a multiple of 16 holding rows");
-      bytes = ceilDiv(cols, c0) * dstRows * c0 * size;
+      bytes = mul({ceilDiv(cols, c0), dstRows, c0, size});
     }
     uint8_t* dst = onChip(Buf::L1, in[F::Dst], bytes, true);
     count(Path::GmToL1, bytes);
@@ -406,7 +422,7 @@ private:
     const Ty to = static_cast<Ty>(in[F::Dtype]);
     const GmTensor& g = gmTensor(in[F::GmSrc]);
     const uint8_t* src = gm(in[F::GmSrc], in[F::Offset], n, false);
-    uint8_t* dst = onChip(Buf::UB, in[F::Dst], n * tySize(to), true);
+    uint8_t* dst = onChip(Buf::UB, in[F::Dst], mul({n, tySize(to)}), true);
     count(Path::GmToUb, n * tySize(to));
     if (dst) convertRun(g.ty, src, to, dst, n, d_, stats_.numerics);
   }
@@ -420,10 +436,10 @@ private:
     if (int8T && n % 2) fault("an int8 transpose moves 32×32 blocks: count must be even");
     // Each unit is a fractal (or, transposing int8, two adjacent ones).
     const int64_t unit = int8T ? 2 * kFractalBytes : kFractalBytes, units = int8T ? n / 2 : n;
+    uint8_t* dst = onChip(into, in[F::Dst], mul({n, kFractalBytes}), true); // bounds n first
     std::vector<uint8_t*> from(static_cast<size_t>(units));
     for (int64_t u = 0; u < units; ++u)
-      from[static_cast<size_t>(u)] = onChip(Buf::L1, in[F::Src] + u * stride * kFractalBytes, unit, false);
-    uint8_t* dst = onChip(into, in[F::Dst], n * kFractalBytes, true);
+      from[static_cast<size_t>(u)] = onChip(Buf::L1, in[F::Src] + mul({u, stride, kFractalBytes}), unit, false);
     count(into == Buf::L0A ? Path::L1ToL0a : Path::L1ToL0b, n * kFractalBytes);
     if (!dst) return;
     for (int64_t u = 0; u < units; ++u) {
@@ -460,8 +476,8 @@ private:
       fault("sizes, strides and dilations must be positive, offsets and padding not negative");
     const int64_t mt = ceilDiv(m, kFractalRows), kt = ceilDiv(k, c0);
     if ((k0 + kt) > c1 * kh * kw) fault("k fractals [", k0, ", ", k0 + kt, ") pass the ", c1 * kh * kw, " of the kernel");
-    const uint8_t* src = onChip(Buf::L1, in[F::Src], c1 * rows * iw * c0 * size, false);
-    uint8_t* dst = onChip(Buf::L0A, in[F::Dst], mt * kt * kFractalBytes, true);
+    uint8_t* dst = onChip(Buf::L0A, in[F::Dst], mul({mt, kt, kFractalBytes}), true);
+    const uint8_t* src = onChip(Buf::L1, in[F::Src], mul({c1, rows, iw, c0, size}), false);
     count(Path::L1ToL0a, mt * kt * kFractalBytes);
     for (int64_t mi = 0; mi < mt * kFractalRows; ++mi) {
       const int64_t pos = m0 + mi;
@@ -488,10 +504,10 @@ private:
     const int64_t m = in[F::M], k = in[F::K], n = in[F::N];
     if (m <= 0 || k <= 0 || n <= 0) fault("m, k and n must be positive");
     const int64_t mt = ceilDiv(m, kFractalRows), kt = ceilDiv(k, fractalCols(ty)), nt = ceilDiv(n, kFractalRows);
-    const uint8_t* a = onChip(Buf::L0A, in[F::A], mt * kt * kFractalBytes, false);
-    const uint8_t* b = onChip(Buf::L0B, in[F::B], kt * nt * kFractalBytes, false);
-    uint8_t* c = onChip(Buf::L0C, in[F::C], nt * mt * kFractalRows * kFractalRows * 4, true);
-    stats_.macs += in[F::Macs] > 0 ? in[F::Macs] : m * k * n;
+    const uint8_t* a = onChip(Buf::L0A, in[F::A], mul({mt, kt, kFractalBytes}), false);
+    const uint8_t* b = onChip(Buf::L0B, in[F::B], mul({kt, nt, kFractalBytes}), false);
+    uint8_t* c = onChip(Buf::L0C, in[F::C], mul({nt, mt, kFractalRows * kFractalRows * 4}), true);
+    stats_.macs += in[F::Macs] > 0 ? in[F::Macs] : m * k * n; // each at most a buffer's fractals
     stats_.paddedMacs += mt * kt * nt * kFractalRows * kFractalRows * fractalCols(ty);
     cycles_ = mmadCycles(d_, mt * kt * nt);
     const MmadShape shape{mt, kt, nt, ty, in[F::Init] != 0};
@@ -515,8 +531,8 @@ private:
     if (toGm && to != static_cast<Ty>(in[F::Dtype]))
       fault("writes ", tyName(static_cast<Ty>(in[F::Dtype])), " into GM tensor %", in[F::GmDst], " of ", tyName(to));
     const Ty acc = to == Ty::I32 ? Ty::I32 : Ty::F32;
-    const uint8_t* src = onChip(Buf::L0C, in[F::Src], ceilDiv(n, kFractalRows) * srcRows * kFractalRows * 4, false);
-    const int64_t bytes = m * n * tySize(to);
+    const uint8_t* src = onChip(Buf::L0C, in[F::Src], mul({ceilDiv(n, kFractalRows), srcRows, kFractalRows * 4}), false);
+    const int64_t bytes = m * n * tySize(to); // m, n bounded by L0C now
     // Where element (r, c) goes, in elements from the destination's start.
     const auto layout = static_cast<OutLayout>(toGm ? in[F::Layout] : 0);
     const int64_t stride = toGm && in[F::Stride] ? in[F::Stride] : n, plane = in[F::Plane];
@@ -582,7 +598,7 @@ private:
     auto place = [&](int64_t r, int64_t c) {
       return layout == OutLayout::Nd ? r * stride + c : ((c / 16) * plane + r) * 16 + c % 16;
     };
-    const uint8_t* src = onChip(Buf::UB, in[F::Src], extent(rows, cols, srcStride) * tySize(from), false);
+    const uint8_t* src = onChip(Buf::UB, in[F::Src], mul({extent(rows, cols, srcStride), tySize(from)}), false);
     uint8_t* dst = gm(in[F::GmDst], in[F::Offset], place(rows - 1, cols - 1) + 1, true);
     count(Path::UbToGm, rows * cols * tySize(to));
     if (!dst || !src) return;
@@ -599,9 +615,9 @@ private:
     const int64_t n = in[F::Count], rows = in[F::Rows], size = tySize(ty);
     if (n <= 0 || rows <= 0) fault("count and rows must be positive");
     if (ty != Ty::F32 && ty != Ty::F16) fault("the vector unit computes in f32 or f16");
-    const uint8_t* x = onChip(Buf::UB, in[F::Src], rows * n * size, false);
-    const uint8_t* y = onChip(Buf::UB, in[F::Src1], (in[F::Bcast] ? 1 : rows) * n * size, false);
-    uint8_t* out = onChip(Buf::UB, in[F::Dst], rows * n * size, true);
+    const uint8_t* x = onChip(Buf::UB, in[F::Src], mul({rows, n, size}), false);
+    const uint8_t* y = onChip(Buf::UB, in[F::Src1], mul({in[F::Bcast] ? 1 : rows, n, size}), false);
+    uint8_t* out = onChip(Buf::UB, in[F::Dst], mul({rows, n, size}), true);
     vectorCycles(3 * rows * n * size);
     if (!out) return;
     for (int64_t r = 0; r < rows; ++r)
@@ -624,8 +640,8 @@ private:
     const Ty to = in.op == Op::VCast ? static_cast<Ty>(in[F::To]) : from;
     const int64_t n = in[F::Count];
     if (n <= 0) fault("count must be positive");
-    const uint8_t* x = onChip(Buf::UB, in[F::Src], n * tySize(from), false);
-    uint8_t* out = onChip(Buf::UB, in[F::Dst], n * tySize(to), true);
+    const uint8_t* x = onChip(Buf::UB, in[F::Src], mul({n, tySize(from)}), false);
+    uint8_t* out = onChip(Buf::UB, in[F::Dst], mul({n, tySize(to)}), true);
     vectorCycles(n * (tySize(from) + tySize(to)));
     if (!out) return;
     for (int64_t i = 0; i < n; ++i) {

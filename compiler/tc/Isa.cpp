@@ -119,9 +119,13 @@ bool parseInt(std::string_view s, int64_t& out) {
   return ec == std::errc() && end == s.data() + s.size();
 }
 
+/// Integers in a program are sizes, strides, addresses and offsets: within ±2^40, so
+/// that any two multiply without overflow.
+constexpr int64_t kLargest = int64_t{1} << 40;
+
 bool parseValue(Kind kind, std::string_view s, int64_t& out) {
   switch (kind) {
-  case Kind::Int: return parseInt(s, out);
+  case Kind::Int: return parseInt(s, out) && out >= -kLargest && out <= kLargest;
   case Kind::Ty: {
     auto t = tyNamed(s);
     if (t) out = static_cast<int64_t>(*t);
@@ -148,7 +152,7 @@ bool parseValue(Kind kind, std::string_view s, int64_t& out) {
 
 const char* expects(Kind kind) {
   switch (kind) {
-  case Kind::Int: return "an integer";
+  case Kind::Int: return "an integer within ±2^40";
   case Kind::Ty: return "a dtype (f16, bf16, f32, f64, i8, i32)";
   case Kind::Gm: return "a GM tensor (%N) or none";
   case Kind::Pipe: return "a pipe (mte2, mte1, cube, fixpipe, mte3, vector, all)";

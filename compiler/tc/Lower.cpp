@@ -190,11 +190,14 @@ Program lowerMatmul(const MatmulSpec& s, const Tiling& t, const Device& d) {
   if (s.cube == Ty::I8 && (s.aNz || s.bNz))
     fail(ErrorKind::Value, "tc: int8 operands come row-major (a blocked GM operand has C0 = 16)");
   const int64_t k0 = fractalCols(s.cube);
-  const int64_t m1p = roundUp(s.m, kRows), k1p = roundUp(s.k, k0);
-  // Elements per batch of each GM operand (NZ pads to whole fractals; C0 = 16 there).
-  const int64_t aPer = s.aNz ? roundUp(s.k, 16) * m1p : s.m * s.k;
+  // The NZ plane: the padded rows of the whole matrix (of which this may be a slab).
+  const int64_t m1p = s.mPlane > 0 ? roundUp(s.mPlane, kRows) : roundUp(s.m, kRows);
+  if (m1p < s.m) fail(ErrorKind::Internal, "tc: a slab of ", s.m, " rows in a plane of ", m1p);
+  // Elements per batch of each GM operand (NZ pads to whole fractals; C0 = 16 there): for
+  // a slab, what it reaches from its first row.
+  const int64_t aPer = s.aNz ? ((roundUp(s.k, 16) / 16 - 1) * m1p + roundUp(s.m, kRows)) * 16 : s.m * s.k;
   const int64_t bPer = s.bNz ? roundUp(s.n, 16) * roundUp(s.k, 16) : s.k * s.n;
-  const int64_t cPer = s.outNz ? roundUp(s.n, 16) * m1p : s.m * s.n;
+  const int64_t cPer = s.outNz ? ((roundUp(s.n, 16) / 16 - 1) * m1p + roundUp(s.m, kRows)) * 16 : s.m * s.n;
   const auto batches = static_cast<int64_t>(s.aBatch.size());
   Program p;
   p.device = d.name;
@@ -209,7 +212,6 @@ Program lowerMatmul(const MatmulSpec& s, const Tiling& t, const Device& d) {
   w.prologue();
   w.biasToUb(s.epilogue, s.n);
   int tile = 0;
-  (void)k1p;
   for (int64_t b = 0; b < batches; ++b) {
     const int64_t aBase = s.aBatch[static_cast<size_t>(b)] * aPer, bBase = s.bBatch[static_cast<size_t>(b)] * bPer;
     for (int64_t m0 = 0; m0 < s.m; m0 += t.tm * kRows) {
@@ -404,14 +406,14 @@ Tiling search(const Device& d, int64_t m1, int64_t n1, int64_t k1, int buffers, 
         candidates.push_back(t);
       }
   // Time the candidates with the fewest steps first; tiny tiles on a large problem only
-  // make long programs, so those with over 16× the fewest steps are not tried.
+  // make long programs, so those with over 8× the fewest steps are not tried.
   auto steps = [&](const Tiling& t) { return ceilDiv(m1, t.tm) * ceilDiv(n1, t.tn) * ceilDiv(k1, t.tk); };
   int64_t fewest = std::numeric_limits<int64_t>::max();
   for (const Tiling& t : candidates) fewest = std::min(fewest, steps(t));
   Emulator emulator(d);
   std::vector<Tried> tried;
   for (const Tiling& t : candidates) {
-    if (steps(t) > 16 * fewest && steps(t) > 64) continue;
+    if (steps(t) > 8 * fewest && steps(t) > 64) continue;
     try {
       const TcStats st = emulator.time(lower(t));
       tried.push_back({t, st.cycles, steps(t)});
@@ -431,21 +433,36 @@ Tiling search(const Device& d, int64_t m1, int64_t n1, int64_t k1, int buffers, 
 
 } // namespace
 
+/// The search with double buffering, else (nothing fits twice) single.
+template <typename Search>
+Tiling withFallback(int buffers, const Search& run) {
+  try {
+    return run(buffers);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Shape || buffers == 1) throw;
+    return run(1);
+  }
+}
+
 Tiling chooseMatmulTiling(const MatmulSpec& spec, const Device& d, std::string* report, int buffers) {
   MatmulSpec one = spec; // one batch: every batch costs the same
   one.aBatch = {0}, one.bBatch = {0}, one.aBatches = one.bBatches = 1;
   const int64_t k0 = fractalCols(spec.cube);
-  return search(d, ceilDiv(spec.m, kRows), ceilDiv(spec.n, kRows), ceilDiv(spec.k, k0), buffers,
-                [&](const Tiling& t) { return lowerMatmul(one, t, d); }, report,
-                cat("matmul ", spec.m, "x", spec.k, "x", spec.n).c_str());
+  return withFallback(buffers, [&](int b) {
+    return search(d, ceilDiv(spec.m, kRows), ceilDiv(spec.n, kRows), ceilDiv(spec.k, k0), b,
+                  [&](const Tiling& t) { return lowerMatmul(one, t, d); }, report,
+                  cat("matmul ", spec.m, "x", spec.k, "x", spec.n).c_str());
+  });
 }
 
 Tiling chooseConvTiling(const ConvSpec& spec, const Device& d, std::string* report, int buffers) {
   ConvSpec one = spec;
   one.batch = 1;
-  return search(d, ceilDiv(spec.oh() * spec.ow(), kRows), ceilDiv(spec.o, kRows), ceilDiv(spec.c, 16) * spec.kh * spec.kw,
-                buffers, [&](const Tiling& t) { return lowerConv(one, t, d); }, report,
-                cat("conv2d ", spec.c, "->", spec.o, " ", spec.kh, "x", spec.kw, " on ", spec.h, "x", spec.w).c_str());
+  return withFallback(buffers, [&](int b) {
+    return search(d, ceilDiv(spec.oh() * spec.ow(), kRows), ceilDiv(spec.o, kRows),
+                  ceilDiv(spec.c, 16) * spec.kh * spec.kw, b, [&](const Tiling& t) { return lowerConv(one, t, d); }, report,
+                  cat("conv2d ", spec.c, "->", spec.o, " ", spec.kh, "x", spec.kw, " on ", spec.h, "x", spec.w).c_str());
+  });
 }
 
 } // namespace tsl::compiler::tc

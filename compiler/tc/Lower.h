@@ -39,6 +39,9 @@ struct MatmulSpec {
   bool aNz = false, bNz = false, outNz = false; ///< FRACTAL_NZ in GM (else row-major)
   Ty cube = Ty::F16;                            ///< f16, bf16 or i8
   Epilogue epilogue;
+  /// The rows of the whole matrix when this program computes a slab of it (m rows, A and
+  /// C passed from the slab's first row): the NZ layouts' plane. 0: the m rows are all.
+  int64_t mPlane = 0;
 };
 
 /// out = conv2d(data, weights): data NC1HWC0 [N, C1, H, W, 16], weights FRACTAL_Z

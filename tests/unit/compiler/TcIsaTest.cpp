@@ -153,6 +153,22 @@ fixpipe dst=%2 src=0 m=16 n=32 dtype=i32
   }
 }
 
+TEST_CASE("int8: 4097 accumulating mmads of 32 products of (-128)·(-128) wrap int32 once, and say so") {
+  std::string text = ".gm %0 a i8 512 in\n.gm %1 c i32 256 out\n"
+                     "copy_gm_to_l1 dst=0 src=%0 rows=16 cols=32 nz=1 dtype=i8\n"
+                     "barrier pipe=mte2\n"
+                     "load2d into=l0a dst=0 src=0 count=1 dtype=i8\n"
+                     "load2d into=l0b dst=0 src=0 count=1 dtype=i8\n" // A's fractal read as [n][k]: all -128 too
+                     "barrier pipe=mte1\n";
+  for (int i = 0; i < 4097; ++i) text += cat("mmad c=0 a=0 b=0 m=16 k=32 n=16 init=", i == 0 ? 1 : 0, " dtype=i8\n");
+  text += "barrier pipe=cube\nfixpipe dst=%1 src=0 m=16 n=16 dtype=i32\n";
+  std::vector<Gm> gm{Gm::of(std::vector<int8_t>(512, -128)), Gm::zeros(256, 4)};
+  const TcStats s = runProgram(text, gm);
+  // 4097 · 32 · 16384 = 2^31 + 2^19: one wrap per element, to -2^31 + 2^19.
+  CHECK(gm[1].at<int32_t>(0) == -2147483648 + 524288);
+  CHECK(s.numerics.wraps == 256);
+}
+
 TEST_CASE("faults name the instruction: overflow, misalignment, flags, races, inputs") {
   const std::string head = ".gm %0 a f32 1024 in\n.gm %1 c f32 1024 out\n";
   std::vector<Gm> gm{Gm::of(numbered(1024)), Gm::zeros(1024, 4)};

@@ -282,3 +282,50 @@ TEST_CASE("a trace has one box per instruction on its pipe, as trace-event JSON"
   CHECK(json.find("\"thread_name\"") != std::string::npos);
   CHECK(out[0] == 32.0f);
 }
+
+TEST_CASE("conv2d on odd sizes, batched, strided and dilated: within γ_K of float64") {
+  const Device d = preset("a2");
+  struct Case {
+    int64_t n, c, h, w, o, k, stride, pad, dil;
+  };
+  uint32_t seed = 100;
+  for (const Case& t : {Case{1, 1, 1, 1, 1, 1, 1, 0, 1}, Case{2, 15, 17, 15, 17, 3, 1, 1, 1}, Case{1, 17, 15, 33, 33, 3, 2, 1, 1},
+                        Case{2, 33, 9, 17, 15, 3, 1, 2, 2}, Case{1, 3, 100, 17, 1, 5, 3, 2, 1}, Case{1, 100, 7, 7, 100, 1, 1, 0, 1}}) {
+    CAPTURE(t.c);
+    CAPTURE(t.h);
+    CAPTURE(t.o);
+    ConvSpec s;
+    s.batch = t.n, s.c = t.c, s.h = t.h, s.w = t.w, s.o = t.o, s.kh = s.kw = t.k;
+    s.strideH = s.strideW = t.stride, s.padH = s.padW = t.pad, s.dilH = s.dilW = t.dil;
+    const int64_t oh = s.oh(), ow = s.ow();
+    std::vector<float> xs = randoms(t.n * t.c * t.h * t.w, seed++), ws = randoms(t.o * t.c * t.k * t.k, seed++);
+    const Tensor x = toLayout(Tensor::wrap(xs.data(), DType::F32, Shape{t.n, t.c, t.h, t.w}), Layout::NC1HWC0);
+    const Tensor w = toLayout(Tensor::wrap(ws.data(), DType::F32, Shape{t.o, t.c, t.k, t.k}), Layout::FractalZ);
+    Tensor out = emptyInLayout(DType::F32, Shape{t.n, t.o, oh, ow}, Layout::NC1HWC0);
+    const Program p = lowerConv(s, chooseConvTiling(s, d), d);
+    std::vector<GmView> gm{{reinterpret_cast<uint8_t*>(const_cast<char*>(x.physicalData())), x.physicalShape().numel()},
+                           {reinterpret_cast<uint8_t*>(const_cast<char*>(w.physicalData())), w.physicalShape().numel()},
+                           {reinterpret_cast<uint8_t*>(const_cast<char*>(out.physicalData())), out.physicalShape().numel()}};
+    const TcStats st = Emulator(d).run(p, gm, {});
+    CHECK(st.macs == t.n * t.o * oh * ow * t.c * t.k * t.k);
+    const Tensor got = toLayout(out, Layout::RowMajor);
+    const int64_t kk = t.c * t.k * t.k;
+    for (int64_t b = 0; b < t.n; ++b)
+      for (int64_t o = 0; o < t.o; ++o)
+        for (int64_t y = 0; y < oh; ++y)
+          for (int64_t xq = 0; xq < ow; ++xq) {
+            double ref = 0, mag = 0;
+            for (int64_t c = 0; c < t.c; ++c)
+              for (int64_t ky = 0; ky < t.k; ++ky)
+                for (int64_t kx = 0; kx < t.k; ++kx) {
+                  const int64_t iy = y * t.stride - t.pad + ky * t.dil, ix = xq * t.stride - t.pad + kx * t.dil;
+                  if (iy < 0 || iy >= t.h || ix < 0 || ix >= t.w) continue;
+                  const double v = rounded(xs[static_cast<size_t>(((b * t.c + c) * t.h + iy) * t.w + ix)], Ty::F16) *
+                                   rounded(ws[static_cast<size_t>(((o * t.c + c) * t.k + ky) * t.k + kx)], Ty::F16);
+                  ref += v, mag += std::fabs(v);
+                }
+            const float v = reinterpret_cast<const float*>(got.data())[((b * t.o + o) * oh + y) * ow + xq];
+            REQUIRE(std::fabs(v - ref) <= gamma(kk, kU32) * mag);
+          }
+  }
+}
