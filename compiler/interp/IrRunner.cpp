@@ -110,10 +110,7 @@ private:
     for (const ir::Value* v : op.operands()) inputs.push_back(lookup(env, v, op));
     try {
       if (code.primitive) {
-        Tensor result;
-        const auto valueOf = [&](const ir::Value* v) -> const Tensor& { return lookup(env, v, op); };
-        if (options_.primitive && options_.primitive(op, inputs, result, valueOf)) env[op.result()] = std::move(result);
-        else env[op.result()] = runOp(code.kind, op.attrs(), inputs);
+        primitive(op, env, inputs);
         return;
       }
       switch (code.structural) {
@@ -186,6 +183,21 @@ private:
       e.setSpanIfUnknown(op.span());
       throw;
     }
+  }
+
+  /// A primitive: the backend's hook first, else its eager kernel. Out of line, so that
+  /// its locals do not enlarge the frames of operation() that recursion stacks up.
+  [[gnu::noinline]] void primitive(const Operation& op, Env& env, std::span<const Tensor> inputs) {
+    const ir::OpCode code = op.code();
+    if (options_.primitive) {
+      Tensor result;
+      const auto valueOf = [&](const ir::Value* v) -> const Tensor& { return lookup(env, v, op); };
+      if (options_.primitive(op, inputs, result, valueOf)) {
+        env[op.result()] = std::move(result);
+        return;
+      }
+    }
+    env[op.result()] = runOp(code.kind, op.attrs(), inputs);
   }
 
   std::vector<std::vector<Tensor>>& tapeOf(const Tensor& handle) {
