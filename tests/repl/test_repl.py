@@ -379,6 +379,18 @@ def main_session(home, work):
         check(":asm prints its assembly", repl.expect(r"^\s+ret") is not None and repl.expect_prompt() is not None,
               repl.recent())
 
+        # :tc shows the tensor-core program of a function's contraction; :tc-stats what the
+        # last :tc call did.
+        repl.send(":tc ((fn [a b] (matmul a b)) (ones [16 16]) (ones [16 16]))\r")
+        check(":tc prints the tensor-core program",
+              repl.expect(r"^mmad c=0 a=0 b=0 m=16 k=16 n=16$") is not None and repl.expect_prompt() is not None,
+              repl.recent())
+        evaluate(repl, "(shape ((jit (fn [a b] (matmul a b)) :target :tc) (ones [16 16]) (ones [16 16])))", r"\[16 16\]",
+                 "a matmul runs on :tc from the REPL")
+        repl.send(":tc-stats\r")
+        check(":tc-stats prints the last call's counters as JSON",
+              repl.expect(r'"macs": 4096') is not None and repl.expect_prompt() is not None, repl.recent())
+
         # Ctrl-D in the middle of a form drops the form, not the session.
         repl.send("(+ 1\r")
         repl.expect(r"^" + re.escape(CONTINUATION) + "$")
