@@ -479,6 +479,17 @@ def main():
     r = tsl("run", "--tc-device=910a", "--tc-stats", "tc.tsl")
     check("--tc-device=910a drains L0C through UB and MTE3 (no FIXPIPE)",
           r.rc == 0 and '"l0c-gm": 0' in r.err and '"ub-gm": 8192' in r.err, str(r))
+    write("huge.tc", ".gm %0 a f32 1099511627776 in\n.gm %1 c f32 16 out\n")
+    r = tsl("tc-run", "huge.tc")
+    check("tc-run refuses GM tensors over 1 GiB with a value error", r.rc == 1 and "value error: tc-run" in r.err, str(r))
+    write("sizes.tc", ".gm %0 a f32 16 in\ncopy_gm_to_l1 dst=0 src=%0 rows=1099511627776 cols=1099511627776\n"
+                      "mmad c=0 a=0 b=0 m=1099511627776 k=1099511627776 n=1099511627776\n")
+    r = tsl("tc-run", "sizes.tc")
+    check("absurd sizes in a program are an error naming the instruction, not a crash",
+          r.rc == 1 and "sizes.tc:2:1: runtime error: tc: instruction 1 (copy_gm_to_l1" in r.err, str(r))
+    write("noise.tc", bytes(random.Random(5).randrange(256) for _ in range(4000)))
+    r = tsl("tc-run", "noise.tc")
+    check("random bytes as a program are a syntax error", r.rc == 1 and "syntax error" in r.err, str(r))
     write("dev.txt", "preset = 910a\nl0a.bytes = 100\n")
     r = tsl("run", "--tc-device=dev.txt", "tc.tsl")
     check("a device file that does not validate is a value error naming the file and the key",
