@@ -390,6 +390,17 @@ def main_session(home, work):
         repl.send(":tc-stats\r")
         check(":tc-stats prints the last call's counters as JSON",
               repl.expect(r'"macs": 4096') is not None and repl.expect_prompt() is not None, repl.recent())
+        # Ctrl-C in a long emulation (a 4096³ matmul on the emulated tensor core takes seconds).
+        repl.send("((jit (fn [a b] (matmul a b)) :target :tc) (ones [4096 4096]) (ones [4096 4096]))\r")
+        repl.expect(r"\(ones \[4096 4096\]\)\)\n")
+        time.sleep(1.0)
+        sent = time.monotonic()
+        repl.send("\x03")
+        stopped = repl.expect(r"runtime error: interrupted", timeout=10.0)
+        took = time.monotonic() - sent
+        check("Ctrl-C stops a long :tc emulation within a second", stopped is not None and took < 1.0,
+              f"after {took:.2f}s\n{repl.recent()}")
+        evaluate(repl, "(+ 2 3)", "5", "after interrupting the emulator the REPL answers (+ 2 3) with 5")
 
         # Ctrl-D in the middle of a form drops the form, not the session.
         repl.send("(+ 1\r")
