@@ -17,6 +17,10 @@ find_library(LIBEDIT_LIB NAMES edit REQUIRED)
 # LLVM 19 is the :cpu backend's code generator (libLLVM, linked by tsl_compiler), and
 # clang 19 compiles the backend's kernel library to LLVM bitcode at build time
 # (compiler/CMakeLists.txt): the bitcode must be of the same LLVM version.
+# tsl links LLVM's static components (compiler/CMakeLists.txt); LLVMSupport's link
+# interface names zstd's imported target, which LLVM's own find module makes.
+list(APPEND CMAKE_MODULE_PATH /usr/lib/llvm-19/lib/cmake/llvm)
+find_package(zstd REQUIRED)
 find_package(LLVM 19.1 REQUIRED CONFIG PATHS /usr/lib/llvm-19/lib/cmake/llvm NO_DEFAULT_PATH)
 message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} at ${LLVM_DIR}")
 find_program(TSL_CLANG19 NAMES clang++-19 clang++ PATHS ${LLVM_TOOLS_BINARY_DIR} NO_DEFAULT_PATH REQUIRED)
