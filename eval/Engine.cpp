@@ -60,7 +60,23 @@ Value Engine::call(const Value& function, std::vector<Value> args) {
 void Engine::define(std::string_view name, Value value) { impl_->define(impl_->user(), name, std::move(value)); }
 
 void Engine::defineNative(std::string_view name, std::function<Value(Args)> fn, int minArgs, int maxArgs) {
-  BuiltinFn adapter = [fn = std::move(fn)](CallContext&, Args args) { return fn(args); };
+  // Whatever the host's function throws reaches the host again as a tsl::Error at the
+  // call's position: its own tsl::Errors as they are, anything else as a runtime error.
+  BuiltinFn adapter = [fn = std::move(fn), name = std::string(name)](CallContext&, Args args) -> Value {
+    try {
+      return fn(args);
+    } catch (const Error&) {
+      throw;
+    } catch (const ExitRequest&) {
+      throw;
+    } catch (const std::bad_alloc&) {
+      fail(ErrorKind::Runtime, "out of memory in native function ", name);
+    } catch (const std::exception& e) {
+      fail(ErrorKind::Runtime, "native function ", name, " failed: ", e.what());
+    } catch (...) {
+      fail(ErrorKind::Runtime, "native function ", name, " threw something that is not an exception");
+    }
+  };
   define(name, Value(new BuiltinObj(std::string(name), minArgs, maxArgs, std::move(adapter))));
 }
 

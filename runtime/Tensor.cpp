@@ -225,6 +225,11 @@ Tensor Tensor::view(DType dtype, const Shape& shape, std::span<const int64_t> st
 
 Tensor Tensor::wrap(void* data, DType dtype, const Shape& shape, std::function<void(void*)> release) {
   const int64_t n = shape.numel();
+  // A host's memory: null is refused (unless there is nothing to read), as is memory
+  // not aligned for its elements.
+  if (!data && n > 0) fail(ErrorKind::Value, "a tensor of ", n, " elements over a null pointer");
+  if (reinterpret_cast<uintptr_t>(data) % dtypeSize(dtype) != 0)
+    fail(ErrorKind::Value, "host memory at ", data, " is not aligned for ", dtypeName(dtype), " elements");
   auto storage = Storage::wrap(data, static_cast<size_t>(n) * dtypeSize(dtype), std::move(release));
   const auto strides = contiguousStrides(shape);
   return view(dtype, shape, std::span<const int64_t>(strides.data(), shape.rank()), 0,

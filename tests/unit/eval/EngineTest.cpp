@@ -3,6 +3,9 @@
 
 #include <doctest/doctest.h>
 #include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <vector>
 
 using namespace tsl;
 
@@ -84,4 +87,82 @@ TEST_CASE("completions list defined names by prefix") {
   CHECK(names == std::vector<std::string>{"my-fn", "my-value"});
   const auto core = engine.completions("macroex");
   CHECK(core.size() == 3); // macroexpand, macroexpand-1, macroexpand-all
+}
+
+TEST_CASE("whatever a native callback throws reaches the host as a tsl::Error at the call") {
+  Engine engine;
+  engine.defineNative("host-fails", [](Args) -> Value { throw std::runtime_error("disk on fire"); });
+  engine.defineNative("host-throws-int", [](Args) -> Value { throw 42; });
+  engine.defineNative("host-tsl-error", [](Args) -> Value { fail(ErrorKind::Value, "bad host input"); });
+  try {
+    engine.eval("(+ 1 (host-fails))", "cb.tsl");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Runtime);
+    CHECK(std::string(e.message()) == "native function host-fails failed: disk on fire");
+    CHECK(e.span().line == 1);
+    CHECK(e.span().col == 6);
+  }
+  CHECK_THROWS_WITH_AS(engine.eval("(host-throws-int)"), doctest::Contains("not an exception"), Error);
+  try {
+    engine.eval("(host-tsl-error)");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Value);
+  }
+  CHECK(engine.print(engine.eval("(+ 1 2)")) == "3"); // the engine goes on
+}
+
+TEST_CASE("bad input from the host is a tsl::Error: null or misaligned memory, wrong shapes, unknown names") {
+  CHECK_THROWS_AS(Tensor::wrap(nullptr, DType::F32, Shape{4}), Error);
+  alignas(8) float data[4] = {1, 2, 3, 4};
+  CHECK_THROWS_AS(Tensor::wrap(reinterpret_cast<char*>(data) + 1, DType::F32, Shape{2}), Error);
+  CHECK_NOTHROW(Tensor::wrap(nullptr, DType::F32, Shape{0}));
+  Engine engine;
+  engine.eval("(defn mm [a b] (matmul a b)) (def cmm (jit mm))");
+  const Tensor a = Tensor::wrap(data, DType::F32, Shape{2, 2});
+  const Tensor b = Tensor::wrap(data, DType::F32, Shape{4, 1});
+  for (const char* f : {"mm", "cmm"}) {
+    try {
+      engine.call(f, {Value(a), Value(b)});
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::Shape);
+    }
+  }
+  CHECK(engine.print(engine.call("cmm", {Value(a), Value(a)})) == "f32[2,2] [[7 10] [15 22]]");
+  try {
+    engine.call("nope", {});
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.kind() == ErrorKind::Name);
+  }
+  engine.eval("(def not-a-function 3)");
+  CHECK_THROWS_AS(engine.call("not-a-function", {}), Error);
+}
+
+TEST_CASE("engines on several threads at once compute what one engine computes alone") {
+  const char* program = R"(
+(defn loss [w x] (sum (square (matmul x w))))
+(def x (reshape (astype (arange 64) :f32) [8 8]))
+(def w (/ (ones [8 4]) 10.0))
+(def g ((jit (grad loss)) w x))
+(def t ((jit (fn [a b] (matmul a b)) :target :tc) x w))
+[(sum g) (sum t) ((jit loss :target :interp) w x)]
+)";
+  Engine alone;
+  const std::string expected = alone.print(alone.eval(program));
+  std::vector<std::string> results(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < results.size(); ++i)
+    threads.emplace_back([&, i] {
+      try {
+        Engine engine;
+        for (int round = 0; round < 3; ++round) results[i] = engine.print(engine.eval(program));
+      } catch (const Error& e) {
+        results[i] = std::string("error: ") + e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const std::string& r : results) CHECK(r == expected);
 }
