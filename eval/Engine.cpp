@@ -10,6 +10,7 @@
 #include "parser/Reader.h"
 #include "runtime/Interrupt.h"
 #include "runtime/Io.h"
+#include "runtime/OpDocs.h"
 
 #include <algorithm>
 #include <csignal>
@@ -137,6 +138,33 @@ CompileDebug& Engine::compileDebug() { return impl_->compileDebug(); }
 std::string Engine::describe(const Error& error) const { return impl_->sources().render(error); }
 
 std::string Engine::print(const Value& value) const { return printValue(value, true); }
+
+std::string Engine::doc(std::string_view name) const {
+  const Var* var = impl_->user().resolve(name, false, {});
+  const bool user = var && var->defined && var->ns == &impl_->user();
+  // A user's definition first: its parameters and docstring.
+  if (user) {
+    std::string out = std::string(name);
+    if (var->value.isFunction()) {
+      out = "(" + out;
+      for (const std::string& p : parameterNames(var->value)) out += " " + p;
+      out += ")";
+    }
+    return out + "\n  " + (var->doc.empty() ? "(no docstring)" : var->doc) + "\n";
+  }
+  // A primitive: the operation table's entry.
+  for (const OpInfo& op : allOps())
+    if (name == op.name)
+      if (const OpDoc* d = opDoc(op.kind)) return cat(d->form, "\n  ", d->text, "\n");
+  if (var && var->defined) {
+    if (!var->doc.empty()) return cat(name, "\n  ", var->doc, "\n");
+    if (var->value.isFunction())
+      return cat(name, "\n  ", var->value.function().isMacro() ? "a macro" : "a builtin function",
+                 " of the core library (LANGUAGE.md lists it)\n");
+    return cat(name, "\n  ", printValue(var->value, true), "\n");
+  }
+  throw Error(ErrorKind::Name, cat("unbound symbol '", name, "'"));
+}
 
 std::vector<std::string> Engine::completions(std::string_view prefix) const {
   std::vector<std::string> out;

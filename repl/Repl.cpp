@@ -13,6 +13,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <chrono>
 #include <iostream>
 #include <sstream>
 #include <termios.h>
@@ -37,6 +38,8 @@ const char* kHelp = R"(TSL REPL commands:
   :graph (f x ...)  the same as Graphviz DOT (render with: dot -Tsvg)
   :llvm (f x ...)   the optimised LLVM IR :cpu runs for those arguments
   :asm (f x ...)    the same as assembly for this machine
+  :time expr        evaluate expr, then say how long it took
+  :doc name         the documentation of a function, primitive or builtin
   :tc (f x ...)     the tensor-core programs :tc runs for f's contractions at x ...
   :tc-stats         what the tensor core did in the last :tc call (cycles, bytes, ...)
 Enter any TSL form to evaluate it; unfinished forms continue on the next line.
@@ -146,6 +149,30 @@ bool command(Engine& engine, const std::string& line, int& exitCode, bool& handl
     } catch (const ExitRequest& request) {
       exitCode = request.code;
       return false;
+    }
+    return true;
+  }
+  if (name == ":time") {
+    if (argument.empty()) {
+      std::cerr << "usage: :time expr\n";
+      return true;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    const bool goOn = evaluate(engine, argument, exitCode);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "; " << (ms < 10 ? std::to_string(ms).substr(0, 5) : std::to_string(static_cast<int64_t>(ms + 0.5)))
+              << " ms" << std::endl;
+    return goOn;
+  }
+  if (name == ":doc") {
+    if (argument.empty() || argument.find_first_of(" \t()") != std::string::npos) {
+      std::cerr << "usage: :doc name\n";
+      return true;
+    }
+    try {
+      std::cout << engine.doc(argument) << std::flush;
+    } catch (const Error& e) {
+      std::cerr << engine.describe(e) << std::flush;
     }
     return true;
   }

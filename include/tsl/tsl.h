@@ -104,6 +104,10 @@ public:
   std::string describe(const Error& error) const;
   /// How the REPL shows a value (strings quoted).
   std::string print(const Value& value) const;
+  /// The documentation of a name, as the REPL's `:doc` prints it: a user definition's
+  /// call form and docstring, a primitive's call form and description (from the operation
+  /// table), or what kind of builtin it is. A name error for an unknown name.
+  std::string doc(std::string_view name) const;
   /// Defined global names starting with `prefix` (for completion).
   std::vector<std::string> completions(std::string_view prefix) const;
   /// Stops the running evaluation with `runtime error: interrupted`. Async-signal-safe.

@@ -379,6 +379,15 @@ def main_session(home, work):
         check(":asm prints its assembly", repl.expect(r"^\s+ret") is not None and repl.expect_prompt() is not None,
               repl.recent())
 
+        # :doc and :time
+        repl.send(":doc matmul\r")
+        check(":doc prints a primitive's call form from the operation table",
+              repl.expect(r"^\(matmul a b\)$") is not None and repl.expect_prompt() is not None, repl.recent())
+        repl.send(":time (+ 1 2)\r")
+        check(":time prints the value, then the time it took",
+              repl.expect(r"^3$") is not None and repl.expect(r"^; [0-9.]+ ms$") is not None
+              and repl.expect_prompt() is not None, repl.recent())
+
         # :tc shows the tensor-core program of a function's contraction; :tc-stats what the
         # last :tc call did.
         repl.send(":tc ((fn [a b] (matmul a b)) (ones [16 16]) (ones [16 16]))\r")

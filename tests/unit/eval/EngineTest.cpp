@@ -166,3 +166,12 @@ TEST_CASE("engines on several threads at once compute what one engine computes a
   for (auto& t : threads) t.join();
   for (const std::string& r : results) CHECK(r == expected);
 }
+
+TEST_CASE("doc gives a user function's docstring and a primitive's entry of the operation table") {
+  Engine engine;
+  engine.eval("(defn sq \"The square of x.\" [x] (* x x))");
+  CHECK(engine.doc("sq") == "(sq x)\n  The square of x.\n");
+  CHECK(engine.doc("softmax").find("(softmax x :axis a)\n  e^x / Σ e^x") == 0);
+  CHECK(engine.doc("map").find("a builtin function") != std::string::npos);
+  CHECK_THROWS_AS(engine.doc("no-such-name"), Error);
+}

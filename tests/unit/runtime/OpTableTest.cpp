@@ -1,5 +1,6 @@
 // tests/unit/runtime/OpTableTest.cpp — the operation table is complete and consistent.
 #include "Reference.h"
+#include "runtime/OpDocs.h"
 #include "runtime/Ops.h"
 
 #include <set>
@@ -79,4 +80,15 @@ TEST_CASE("runOp gives kernels' results exactly the type their rule predicts") {
   }
   CHECK_THROWS_WITH_AS(runOp(OpKind::Add, NoAttrs{}, std::vector<Tensor>{m}), doctest::Contains("+ takes 2 tensors, got 1"),
                        Error);
+}
+
+TEST_CASE("every operation is documented: a call form naming it and a sentence") {
+  for (const OpInfo& op : allOps()) {
+    const std::string name = op.name;
+    CAPTURE(name);
+    const OpDoc* doc = opDoc(op.kind);
+    REQUIRE(doc != nullptr);
+    CHECK(std::string_view(doc->form).find(op.name) != std::string_view::npos);
+    CHECK(std::string_view(doc->text).size() > 10);
+  }
 }
