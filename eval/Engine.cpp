@@ -139,6 +139,123 @@ std::string Engine::describe(const Error& error) const { return impl_->sources()
 
 std::string Engine::print(const Value& value) const { return printValue(value, true); }
 
+void Engine::evalEach(std::string_view source, std::string_view fileName, const std::function<void(const Value&)>& each) {
+  const uint32_t firstLine = impl_->sources().append(std::string(fileName), std::string(source));
+  const std::vector<SyntaxPtr> forms = readAll(source, fileName, firstLine);
+  for (const SyntaxPtr& form : forms) {
+    impl_->clearInterrupt();
+    InterruptScope interruptible(&impl_->interruptFlag());
+    each(impl_->evalForm(form, impl_->user()));
+  }
+}
+
+std::string Engine::inspect(std::string_view call, std::string_view inspector) {
+  const uint32_t firstLine = impl_->sources().append("<repl>", std::string(call));
+  const std::vector<SyntaxPtr> forms = readAll(call, "<repl>", firstLine);
+  if (forms.size() != 1 || !forms[0]->isList() || forms[0]->items().empty())
+    fail(ErrorKind::Syntax, "expected one call (f arg...), got '", call, "'");
+  const Var* builtin = impl_->core().find(inspector);
+  if (!builtin || !builtin->value.isFunction()) fail(ErrorKind::Name, "no inspector '", inspector, "'");
+  impl_->clearInterrupt();
+  InterruptScope interruptible(&impl_->interruptFlag());
+  std::vector<Value> args;
+  for (const SyntaxPtr& item : forms[0]->items()) args.push_back(impl_->evalForm(item, impl_->user()));
+  const Value text = impl_->apply(builtin->value, args, forms[0]->span());
+  if (!text.isString()) fail(ErrorKind::Internal, "inspector ", inspector, " returned no text");
+  return text.string().text();
+}
+
+struct Engine::Function::State {
+  Evaluator* evaluator;
+  std::string name;
+  Lowered lowered;
+};
+
+Engine::Function Engine::compile(std::string_view name, std::string_view signature, std::string_view target) {
+  Var* var = impl_->user().resolve(name, false, {});
+  if (!var || !var->defined) throw Error(ErrorKind::Name, cat("no function named '", name, "' is defined"));
+  if (!var->value.isFunction())
+    throw Error(ErrorKind::Type, cat("'", name, "' is ", describeKind(var->value), ", not a function"));
+  std::vector<std::string> names;
+  std::vector<ir::Type> types;
+  parseSignature(signature, names, types);
+  for (const ir::Type& t : types)
+    if (!t.concrete()) fail(ErrorKind::Value, "compile: the signature's sizes must be numbers, got ", t.str());
+  LowerOptions options;
+  options.optimize = false; // compiling runs the target's pipeline
+  const std::string chosen = target.empty() ? defaultTarget() : std::string(target);
+  const auto& targets = compiler::targetNames();
+  if (std::find(targets.begin(), targets.end(), chosen) == targets.end())
+    fail(ErrorKind::Value, "compile: no target '", chosen, "' (cpu, interp, tc)");
+  Function f;
+  f.state_ = std::make_shared<Function::State>(
+      Function::State{impl_.get(), std::string(name), lowerForTypes(*impl_, var->value, types, names, {}, options)});
+  compileLowered(*impl_, f.state_->lowered, chosen);
+  return f;
+}
+
+std::vector<Tensor> Engine::Function::operator()(const std::vector<Tensor>& args) const {
+  if (!state_) fail(ErrorKind::Value, "calling an empty tsl::Engine::Function");
+  const Lowered& l = state_->lowered;
+  std::vector<Tensor> inputs = args;
+  inputs.insert(inputs.end(), l.hidden.begin(), l.hidden.end());
+  const auto& params = l.executable->entry().body().arguments();
+  if (args.size() + l.hidden.size() != params.size())
+    fail(ErrorKind::Type, state_->name, " takes ", params.size() - l.hidden.size(), " tensors, got ", args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const ir::Type& t = params[i]->type();
+    bool ok = args[i].dtype() == t.dtype && args[i].rank() == t.rank();
+    for (int d = 0; ok && d < t.rank(); ++d) ok = args[i].shape()[d] == t.dims[static_cast<size_t>(d)].size;
+    if (!ok)
+      fail(ErrorKind::Type, state_->name, " expects ", t.str(), " for argument ", i + 1, ", got ",
+           TensorType::of(args[i]).str());
+  }
+  state_->evaluator->clearInterrupt();
+  InterruptScope interruptible(&state_->evaluator->interruptFlag());
+  return l.executable->run(inputs);
+}
+
+const std::string& Engine::Function::name() const {
+  static const std::string none;
+  return state_ ? state_->name : none;
+}
+
+std::vector<std::string> Engine::passNames() { return compiler::passNames(); }
+
+namespace {
+
+const Value& argAt(Args args, size_t index, std::string_view fn) {
+  if (index >= args.size()) fail(ErrorKind::Type, fn, " expects at least ", index + 1, " arguments, got ", args.size());
+  return args[index];
+}
+
+} // namespace
+
+const Tensor& tensorArg(Args args, size_t index, std::string_view fn) {
+  const Value& v = argAt(args, index, fn);
+  if (!v.isTensor()) fail(ErrorKind::Type, fn, " expects a tensor as argument ", index + 1, ", got ", describeKind(v));
+  return v.tensor();
+}
+
+double numberArg(Args args, size_t index, std::string_view fn) {
+  const Tensor& t = tensorArg(args, index, fn);
+  if (!t.isScalar()) fail(ErrorKind::Type, fn, " expects a number as argument ", index + 1, ", got ", TensorType::of(t).str());
+  return t.toDouble();
+}
+
+int64_t intArg(Args args, size_t index, std::string_view fn) {
+  const Tensor& t = tensorArg(args, index, fn);
+  if (!t.isScalar() || !isInteger(t.dtype()))
+    fail(ErrorKind::Type, fn, " expects an integer as argument ", index + 1, ", got ", TensorType::of(t).str());
+  return t.toInt();
+}
+
+std::string stringArg(Args args, size_t index, std::string_view fn) {
+  const Value& v = argAt(args, index, fn);
+  if (!v.isString()) fail(ErrorKind::Type, fn, " expects a string as argument ", index + 1, ", got ", describeKind(v));
+  return v.string().text();
+}
+
 std::string Engine::doc(std::string_view name) const {
   const Var* var = impl_->user().resolve(name, false, {});
   const bool user = var && var->defined && var->ns == &impl_->user();

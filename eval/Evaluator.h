@@ -40,11 +40,6 @@ struct EngineOptions {
   bool loadCore = true;
 };
 
-/// Thrown by `(exit code)`; the host decides what exiting means.
-struct ExitRequest {
-  int code;
-};
-
 class Evaluator {
 public:
   explicit Evaluator(EngineOptions options);

@@ -6,8 +6,7 @@
 // running evaluation with `runtime error: interrupted`.
 #include "repl/Repl.h"
 
-#include "eval/Evaluator.h"
-#include "parser/Reader.h"
+#include "tsl/tsl.h"
 #include "repl/LineEditor.h"
 
 #include <csignal>
@@ -76,15 +75,8 @@ private:
 /// Evaluates `text` form by form, printing each value. Returns false to end the session.
 bool evaluate(Engine& engine, const std::string& text, int& exitCode) {
   KeepTypeAhead keep;
-  Evaluator& evaluator = engine.internals();
   try {
-    const uint32_t firstLine = evaluator.sources().append("<repl>", text);
-    const std::vector<SyntaxPtr> forms = readAll(text, "<repl>", firstLine);
-    for (const SyntaxPtr& form : forms) {
-      evaluator.clearInterrupt();
-      const Value value = evaluator.evalForm(form, evaluator.user());
-      std::cout << engine.print(value) << std::endl;
-    }
+    engine.evalEach(text, "<repl>", [&](const Value& value) { std::cout << engine.print(value) << std::endl; });
   } catch (const Error& e) {
     std::cout << std::flush;
     std::cerr << engine.describe(e) << std::flush;
@@ -102,20 +94,12 @@ bool evaluate(Engine& engine, const std::string& text, int& exitCode) {
 /// prints what the builtin `inspector` ((ir f x ...), (graph ...), (llvm-ir ...), (asm ...))
 /// returns.
 void inspect(Engine& engine, const std::string& command, const std::string& argument, const char* inspector) {
-  Evaluator& evaluator = engine.internals();
-  const std::string usage = cat("usage: ", command, " (f arg...)\n");
+  if (argument.empty() || argument.front() != '(') {
+    std::cerr << "usage: " << command << " (f arg...)\n";
+    return;
+  }
   try {
-    const uint32_t firstLine = evaluator.sources().append("<repl>", argument);
-    const std::vector<SyntaxPtr> forms = readAll(argument, "<repl>", firstLine);
-    if (forms.size() != 1 || !forms[0]->isList() || forms[0]->items().empty()) {
-      std::cerr << usage;
-      return;
-    }
-    evaluator.clearInterrupt();
-    std::vector<Value> args;
-    for (const SyntaxPtr& item : forms[0]->items()) args.push_back(evaluator.evalForm(item, evaluator.user()));
-    const Value text = evaluator.apply(evaluator.core().find(inspector)->value, args, forms[0]->span());
-    std::cout << text.string().text() << std::flush;
+    std::cout << engine.inspect(argument, inspector) << std::flush;
   } catch (const Error& e) {
     std::cout << std::flush;
     std::cerr << engine.describe(e) << std::flush;

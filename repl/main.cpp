@@ -10,11 +10,6 @@
 //
 // Everything runs on a thread with a large stack so that the call-depth limit (10 000 by
 // default, --max-depth N), not the native stack, is what deep recursion meets.
-#include "eval/Evaluator.h"
-#include "compiler/Backend.h"
-#include "ir/Pass.h"
-#include "parser/Diagnostics.h"
-#include "runtime/Io.h"
 #include "repl/Repl.h"
 #include "tsl/tsl.h"
 
@@ -308,7 +303,7 @@ int dispatch(const Options& options) {
 
 /// Whether `name` is a registered pass; if not, says so on stderr with the list.
 bool knownPass(const std::string& name) {
-  const std::vector<std::string> names = tsl::compiler::passNames();
+  const std::vector<std::string> names = tsl::Engine::passNames();
   if (std::find(names.begin(), names.end(), name) != names.end()) return true;
   std::cerr << "tsl: unknown pass '" << name << "' (passes:";
   for (const std::string& n : names) std::cerr << " " << n;

@@ -50,6 +50,12 @@ struct Span {
   bool operator==(const Span&) const = default;
 };
 
+/// Thrown by a program's `(exit code)` through the engine: the host decides what exiting
+/// means (the `tsl` command exits with the code).
+struct ExitRequest {
+  int code;
+};
+
 /// The kinds of user error of LANGUAGE.md §8, plus Internal for bugs in TSL itself.
 enum class ErrorKind : uint8_t { Syntax, Name, Type, Shape, Value, Io, Assert, Runtime, Internal };
 

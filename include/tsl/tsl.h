@@ -5,13 +5,18 @@
 //   tsl::Value y = engine.call("predict", {params, x});
 //
 // Engines are independent (no global state is shared between them) and each is used from
-// one thread at a time. Every failure reaches the host as a tsl::Error with its kind,
-// message and span — never as a crash.
+// one thread at a time; several engines may run on several threads at once. Every
+// failure reaches the host as a tsl::Error with its kind, message and span — bad input
+// from the host and exceptions thrown by its native functions included — never as a
+// crash. This header and the tsl/ headers it includes are the whole public API
+// (docs/embedding.md): Value (tsl/Value.h), Tensor (tsl/Tensor.h), Error and Span
+// (tsl/Error.h), CompileDebug.
 #pragma once
 
-#include "eval/Value.h"
 #include "tsl/CompileDebug.h"
 #include "tsl/Error.h"
+#include "tsl/Tensor.h"
+#include "tsl/Value.h"
 
 #include <functional>
 #include <iosfwd>
@@ -113,11 +118,59 @@ public:
   /// Stops the running evaluation with `runtime error: interrupted`. Async-signal-safe.
   void interrupt() noexcept;
 
-  Evaluator& internals() { return *impl_; }
+  /// Evaluates `source` form by form, calling `each` with every top-level form's value
+  /// (the REPL prints them). Source named like earlier source continues its lines, so a
+  /// session's errors point at the line of the session they came from.
+  void evalEach(std::string_view source, std::string_view fileName, const std::function<void(const Value&)>& each);
+  /// Evaluates the call `(f x ...)` given as text, then applies the builtin `inspector`
+  /// (ir, graph, llvm-ir, asm, tc-asm) to f and the arguments: the REPL's :ir and friends.
+  std::string inspect(std::string_view call, std::string_view inspector);
+
+  /// The global function `name` compiled for `target` ("cpu", "interp", "tc"; empty: the
+  /// default) and the parameter types of `signature` ("x:f32[128,64],y:i64[128]"):
+  /// a callable that takes and returns tensors. It stays valid while the engine lives.
+  class Function {
+  public:
+    /// Runs the compiled code; tensors of the signature's dtypes and shapes (a type error
+    /// otherwise). The results are the function's tensor leaves, in order.
+    std::vector<Tensor> operator()(const std::vector<Tensor>& args) const;
+    const std::string& name() const;
+
+  private:
+    friend class Engine;
+    struct State;
+    std::shared_ptr<State> state_;
+  };
+  Function compile(std::string_view name, std::string_view signature, std::string_view target = {});
+
+  /// The names of the IR passes `tsl compile --pass` accepts.
+  static std::vector<std::string> passNames();
 
 private:
+  friend struct EngineAccess; // TSL's own test runners (eval/EngineAccess.h)
   std::unique_ptr<Evaluator> impl_;
 };
+
+/// Typed arguments of a native function (Engine::defineNative): argument `index` as a
+/// tensor, a number or a string, or a type error naming `fn` and the position.
+const Tensor& tensorArg(Args args, size_t index, std::string_view fn);
+double numberArg(Args args, size_t index, std::string_view fn);
+int64_t intArg(Args args, size_t index, std::string_view fn);
+std::string stringArg(Args args, size_t index, std::string_view fn);
+
+/// Whether `text` ends inside an unfinished form (an open bracket or string): a REPL
+/// reads another line before evaluating.
+bool isIncomplete(std::string_view text);
+
+/// `kind error: message` for an error with no source to show (Engine::describe renders
+/// the line and a caret too).
+std::string renderHeadline(const Error& error);
+
+/// Writes a file atomically (a temporary in its folder, synced, renamed over it): an io
+/// error, never a half-written file. removePendingTemporaries() deletes the temporaries of
+/// writes in progress — for a signal handler about to end the process.
+void writeFileAtomically(const std::string& path, std::string_view contents);
+void removePendingTemporaries() noexcept;
 
 /// The text of a source file, "-" meaning standard input: at most 64 MiB, from a regular
 /// file (a device or FIFO could be endless). An io error (tsl::Error) otherwise.

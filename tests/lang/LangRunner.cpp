@@ -16,6 +16,7 @@
 #include "eval/Evaluator.h"
 #include "tests/lang/Differential.h"
 #include "parser/Reader.h"
+#include "eval/EngineAccess.h"
 #include "tsl/tsl.h"
 
 #include <fstream>
@@ -70,7 +71,7 @@ int runFile(const std::string& path) {
 
   std::ostringstream output;
   tsl::Engine engine(10000, &output);
-  tsl::Evaluator& evaluator = engine.internals();
+  tsl::Evaluator& evaluator = tsl::EngineAccess::of(engine);
   engine.setArgs({"first-arg", "second-arg"});
 
   std::vector<tsl::SyntaxPtr> forms;

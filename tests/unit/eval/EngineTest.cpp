@@ -175,3 +175,43 @@ TEST_CASE("doc gives a user function's docstring and a primitive's entry of the 
   CHECK(engine.doc("map").find("a builtin function") != std::string::npos);
   CHECK_THROWS_AS(engine.doc("no-such-name"), Error);
 }
+
+TEST_CASE("a host compiles a function into a callable and feeds it its own memory, not copied") {
+  Engine engine;
+  engine.eval("(defn affine [x w b] (+ (matmul x w) b))");
+  std::vector<float> x = {1, 2, 3, 4}, w = {1, 0, 0, 1}, b = {10, 20};
+  for (const char* target : {"cpu", "interp", "tc"}) {
+    const Engine::Function f = engine.compile("affine", "x:f32[2,2],w:f32[2,2],b:f32[2]", target);
+    CHECK(f.name() == "affine");
+    const std::vector<Tensor> out =
+        f({Tensor::view(x.data(), Shape{2, 2}, DType::F32), Tensor::view(w.data(), Shape{2, 2}, DType::F32),
+           Tensor::view(b.data(), Shape{2}, DType::F32)});
+    REQUIRE(out.size() == 1);
+    const auto* y = reinterpret_cast<const float*>(out[0].data());
+    CHECK(y[0] == 11.0f);
+    CHECK(y[3] == 24.0f);
+    // The wrong shape, or the wrong number of tensors: type errors, not crashes.
+    CHECK_THROWS_AS(f({Tensor::view(x.data(), Shape{4}, DType::F32)}), Error);
+    CHECK_THROWS_AS(f({Tensor::view(x.data(), Shape{2, 2}, DType::F32), Tensor::view(x.data(), Shape{4}, DType::F32),
+                       Tensor::view(b.data(), Shape{2}, DType::F32)}),
+                    Error);
+  }
+  CHECK_THROWS_AS(engine.compile("affine", "x:f32[2,2]", "gpu"), Error);
+  CHECK_THROWS_AS(engine.compile("nothing", "x:f32[2]"), Error);
+  CHECK_THROWS_AS(engine.compile("affine", "x:f32[n,2],w:f32[2,2],b:f32[2]"), Error);
+}
+
+TEST_CASE("typed argument helpers turn a native function's misuse into type errors") {
+  Engine engine;
+  engine.defineNative("scale", [](Args args) -> Value {
+    const double k = numberArg(args, 1, "scale");
+    const Tensor& t = tensorArg(args, 0, "scale");
+    return Value(Tensor::scalarOf<double>(t.toDouble() * k, DType::F64));
+  });
+  engine.defineNative("greet", [](Args args) -> Value { return makeString("hello " + stringArg(args, 0, "greet")); });
+  CHECK(engine.print(engine.eval("(scale 2.0 3)")) == "6.0");
+  CHECK(engine.print(engine.eval("(greet \"host\")")) == "\"hello host\"");
+  CHECK_THROWS_WITH_AS(engine.eval("(scale \"x\" 3)"), doctest::Contains("scale expects a tensor as argument 1"), Error);
+  CHECK_THROWS_WITH_AS(engine.eval("(scale 1.0)"), doctest::Contains("scale expects at least 2 arguments"), Error);
+  CHECK_THROWS_WITH_AS(engine.eval("(greet 1)"), doctest::Contains("greet expects a string"), Error);
+}
