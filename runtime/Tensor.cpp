@@ -2,6 +2,7 @@
 #include "runtime/Tensor.h"
 
 #include "runtime/Dispatch.h"
+#include "runtime/Layout.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -318,6 +319,30 @@ Tensor Tensor::castScalar(DType dtype) const {
 Tensor Tensor::strengthened() const {
   if (!weak()) return *this;
   return castScalar(concreteDType(typeKey()));
+}
+
+double Tensor::at(std::initializer_list<int64_t> index) const {
+  if (static_cast<int>(index.size()) != rank())
+    fail(ErrorKind::Value, "Tensor::at: ", index.size(), " coordinates for a tensor of rank ", rank());
+  if (rank() == 0) return toDouble();
+  if (blocked()) return toLayout(*this, Layout::RowMajor).at(index);
+  int64_t offset = 0;
+  int axis = 0;
+  for (int64_t i : index) {
+    const int64_t n = shape()[axis];
+    const int64_t j = i < 0 ? i + n : i;
+    if (j < 0 || j >= n) fail(ErrorKind::Value, "Tensor::at: index ", i, " is out of range for axis ", axis, " of size ", n);
+    offset += j * strides()[axis];
+    ++axis;
+  }
+  const char* p = data() + offset * static_cast<int64_t>(elementSize());
+  double out = 0;
+  dispatchDType(dtype(), [&](auto tag) {
+    decltype(tag) v;
+    std::memcpy(&v, p, sizeof v);
+    out = static_cast<double>(v);
+  });
+  return out;
 }
 
 } // namespace tsl

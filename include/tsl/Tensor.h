@@ -189,6 +189,10 @@ public:
   int64_t toInt() const;
   /// Truth of a rank-0 tensor: nonzero (NaN is true).
   bool isNonZero() const;
+  /// The element at `index` (one coordinate per axis; negative counts from the end) as a
+  /// double, converting from any dtype and following strides, so views and blocked
+  /// layouts read right. A value error for an index out of range or of the wrong length.
+  double at(std::initializer_list<int64_t> index) const;
   /// The same value as a strong tensor of its concrete dtype (weak i64 → i64, weak → f32).
   Tensor strengthened() const;
   /// A rank-0 tensor converted to `dtype`, strong.

@@ -151,6 +151,9 @@ private:
   std::unique_ptr<Evaluator> impl_;
 };
 
+/// A compiled function of an engine (Engine::compile).
+using Function = Engine::Function;
+
 /// Typed arguments of a native function (Engine::defineNative): argument `index` as a
 /// tensor, a number or a string, or a type error naming `fn` and the position.
 const Tensor& tensorArg(Args args, size_t index, std::string_view fn);

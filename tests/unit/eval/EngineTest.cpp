@@ -181,17 +181,22 @@ TEST_CASE("a host compiles a function into a callable and feeds it its own memor
   engine.eval("(defn affine [x w b] (+ (matmul x w) b))");
   std::vector<float> x = {1, 2, 3, 4}, w = {1, 0, 0, 1}, b = {10, 20};
   for (const char* target : {"cpu", "interp", "tc"}) {
-    const Engine::Function f = engine.compile("affine", "x:f32[2,2],w:f32[2,2],b:f32[2]", target);
+    const tsl::Function f = engine.compile("affine", "x:f32[2,2],w:f32[2,2],b:f32[2]", target);
     CHECK(f.name() == "affine");
     const std::vector<Tensor> out =
         f({Tensor::view(x.data(), Shape{2, 2}, DType::F32), Tensor::view(w.data(), Shape{2, 2}, DType::F32),
            Tensor::view(b.data(), Shape{2}, DType::F32)});
     REQUIRE(out.size() == 1);
-    const auto* y = reinterpret_cast<const float*>(out[0].data());
-    CHECK(y[0] == 11.0f);
-    CHECK(y[3] == 24.0f);
-    // The wrong shape, or the wrong number of tensors: type errors, not crashes.
+    CHECK(out[0].at({0, 0}) == 11.0);
+    CHECK(out[0].at({1, -1}) == 24.0);
+    CHECK_THROWS_AS(out[0].at({2, 0}), Error);
+    CHECK_THROWS_AS(out[0].at({0}), Error);
+    // The wrong shape, dtype or number of tensors: type errors, not crashes.
     CHECK_THROWS_AS(f({Tensor::view(x.data(), Shape{4}, DType::F32)}), Error);
+    std::vector<double> wide = {1, 2, 3, 4};
+    CHECK_THROWS_WITH_AS(f({Tensor::view(wide.data(), Shape{2, 2}, DType::F64), Tensor::view(w.data(), Shape{2, 2}, DType::F32),
+                            Tensor::view(b.data(), Shape{2}, DType::F32)}),
+                         doctest::Contains("expects f32[2,2] for argument 1, got f64[2,2]"), Error);
     CHECK_THROWS_AS(f({Tensor::view(x.data(), Shape{2, 2}, DType::F32), Tensor::view(x.data(), Shape{4}, DType::F32),
                        Tensor::view(b.data(), Shape{2}, DType::F32)}),
                     Error);
