@@ -169,6 +169,7 @@ struct Engine::Function::State {
   Evaluator* evaluator;
   std::string name;
   Lowered lowered;
+  std::weak_ptr<const bool> engineAlive;
 };
 
 Engine::Function Engine::compile(std::string_view name, std::string_view signature, std::string_view target) {
@@ -189,13 +190,16 @@ Engine::Function Engine::compile(std::string_view name, std::string_view signatu
     fail(ErrorKind::Value, "compile: no target '", chosen, "' (cpu, interp, tc)");
   Function f;
   f.state_ = std::make_shared<Function::State>(
-      Function::State{impl_.get(), std::string(name), lowerForTypes(*impl_, var->value, types, names, {}, options)});
+      Function::State{impl_.get(), std::string(name), lowerForTypes(*impl_, var->value, types, names, {}, options),
+                      alive_});
   compileLowered(*impl_, f.state_->lowered, chosen);
   return f;
 }
 
 std::vector<Tensor> Engine::Function::operator()(const std::vector<Tensor>& args) const {
-  if (!state_) fail(ErrorKind::Value, "calling an empty tsl::Engine::Function");
+  if (!state_) fail(ErrorKind::Value, "calling an empty tsl::Function");
+  if (state_->engineAlive.expired())
+    fail(ErrorKind::Value, "compiled function ", state_->name, " outlived its engine");
   const Lowered& l = state_->lowered;
   std::vector<Tensor> inputs = args;
   inputs.insert(inputs.end(), l.hidden.begin(), l.hidden.end());

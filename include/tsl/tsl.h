@@ -128,7 +128,8 @@ public:
 
   /// The global function `name` compiled for `target` ("cpu", "interp", "tc"; empty: the
   /// default) and the parameter types of `signature` ("x:f32[128,64],y:i64[128]"):
-  /// a callable that takes and returns tensors. It stays valid while the engine lives.
+  /// a callable that takes and returns tensors. It runs while the engine lives; called
+  /// after, it is a value error.
   class Function {
   public:
     /// Runs the compiled code; tensors of the signature's dtypes and shapes (a type error
@@ -149,6 +150,7 @@ public:
 private:
   friend struct EngineAccess; // TSL's own test runners (eval/EngineAccess.h)
   std::unique_ptr<Evaluator> impl_;
+  std::shared_ptr<const bool> alive_ = std::make_shared<const bool>(true); ///< Functions check it
 };
 
 /// A compiled function of an engine (Engine::compile).

@@ -202,6 +202,15 @@ TEST_CASE("a host compiles a function into a callable and feeds it its own memor
                     Error);
   }
   CHECK_THROWS_AS(engine.compile("affine", "x:f32[2,2]", "gpu"), Error);
+  tsl::Function orphan;
+  {
+    Engine gone;
+    gone.eval("(defn twice [x] (* 2.0 x))");
+    orphan = gone.compile("twice", "x:f32[2]");
+  }
+  CHECK_THROWS_WITH_AS(orphan({Tensor::view(b.data(), Shape{2}, DType::F32)}), doctest::Contains("outlived its engine"),
+                       Error);
+  CHECK_THROWS_AS(tsl::Function{}({}), Error);
   CHECK_THROWS_AS(engine.compile("nothing", "x:f32[2]"), Error);
   CHECK_THROWS_AS(engine.compile("affine", "x:f32[n,2],w:f32[2,2],b:f32[2]"), Error);
 }
