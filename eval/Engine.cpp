@@ -96,18 +96,28 @@ void Engine::loadDefinitions(std::string_view source, std::string_view fileName)
   }
 }
 
-std::string Engine::emit(std::string_view entry, std::string_view signature, Emit what, const EmitOptions& emit) {
-  Var* var = impl_->user().resolve(entry, false, {});
-  if (!var || !var->defined) throw Error(ErrorKind::Name, cat("no function named '", entry, "' is defined"));
+namespace {
+
+/// The global function `name` of the user's namespace (what emit and compile lower).
+const Value& globalFunction(Evaluator& evaluator, std::string_view name) {
+  Var* var = evaluator.user().resolve(name, false, {});
+  if (!var || !var->defined) throw Error(ErrorKind::Name, cat("no function named '", name, "' is defined"));
   if (!var->value.isFunction())
-    throw Error(ErrorKind::Type, cat("'", entry, "' is ", describeKind(var->value), ", not a function"));
+    throw Error(ErrorKind::Type, cat("'", name, "' is ", describeKind(var->value), ", not a function"));
+  return var->value;
+}
+
+} // namespace
+
+std::string Engine::emit(std::string_view entry, std::string_view signature, Emit what, const EmitOptions& emit) {
+  const Value& fn = globalFunction(*impl_, entry);
   std::vector<std::string> names;
   std::vector<ir::Type> types;
   parseSignature(signature, names, types);
   if (what == Emit::Tc) { // the tensor-core programs of the contractions, from the types
     LowerOptions options;
     options.optimize = false; // compiling runs :tc's pipeline
-    Lowered lowered = lowerForTypes(*impl_, var->value, types, names, {}, options);
+    Lowered lowered = lowerForTypes(*impl_, fn, types, names, {}, options);
     CompileSwitches switches(*impl_);
     const std::string name = lowered.function->name();
     const auto executable = impl_->compiler().compile(std::move(lowered.module), name, "tc", switches.options);
@@ -119,7 +129,7 @@ std::string Engine::emit(std::string_view entry, std::string_view signature, Emi
   options.optimize = what != Emit::RawIr;
   options.target = native ? "cpu" : emit.target;
   if (!emit.passes.empty()) options.pipeline = &emit.passes;
-  const Lowered lowered = lowerForTypes(*impl_, var->value, types, names, {}, options);
+  const Lowered lowered = lowerForTypes(*impl_, fn, types, names, {}, options);
   if (what == Emit::Graph) return ir::printDot(*lowered.function);
   if (!native) return ir::printModule(*lowered.module, {emit.locations});
   const compiler::Artifact artifact = what == Emit::Llvm     ? compiler::Artifact::Llvm
@@ -173,10 +183,7 @@ struct Engine::Function::State {
 };
 
 Engine::Function Engine::compile(std::string_view name, std::string_view signature, std::string_view target) {
-  Var* var = impl_->user().resolve(name, false, {});
-  if (!var || !var->defined) throw Error(ErrorKind::Name, cat("no function named '", name, "' is defined"));
-  if (!var->value.isFunction())
-    throw Error(ErrorKind::Type, cat("'", name, "' is ", describeKind(var->value), ", not a function"));
+  const Value& fn = globalFunction(*impl_, name);
   std::vector<std::string> names;
   std::vector<ir::Type> types;
   parseSignature(signature, names, types);
@@ -190,7 +197,7 @@ Engine::Function Engine::compile(std::string_view name, std::string_view signatu
     fail(ErrorKind::Value, "compile: no target '", chosen, "' (cpu, interp, tc)");
   Function f;
   f.state_ = std::make_shared<Function::State>(
-      Function::State{impl_.get(), std::string(name), lowerForTypes(*impl_, var->value, types, names, {}, options),
+      Function::State{impl_.get(), std::string(name), lowerForTypes(*impl_, fn, types, names, {}, options),
                       alive_});
   compileLowered(*impl_, f.state_->lowered, chosen);
   return f;

@@ -17,6 +17,8 @@
 #endif
 #include <cmath>
 #include <cstring>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 namespace tsl::compiler::tc {
@@ -138,34 +140,30 @@ void mmad(const uint8_t* a, const uint8_t* b, uint8_t* c, const MmadShape& s, co
   thread_local std::vector<float> af, bf;
   unpack(a, b, s, k0, af, bf);
   const int64_t fractals = s.mt * s.nt;
-  if (s.ty == Ty::I8) {
-    std::vector<int64_t> products(static_cast<size_t>(kp));
-    auto* out = reinterpret_cast<int32_t*>(c);
+  // The exact scalar modes: each output element's products (int64 for int8, f64 for
+  // block_fma: exact either way), accumulated in k order by Numerics.h.
+  auto scalar = [&](auto zero, auto* out, const auto& accumulate) {
+    using P = decltype(zero);
+    std::vector<P> products(static_cast<size_t>(kp));
     for (int64_t nb = 0; nb < s.nt; ++nb)
       for (int64_t mb = 0; mb < s.mt; ++mb)
         for (int64_t r = 0; r < kRows; ++r)
           for (int64_t j = 0; j < kRows; ++j) {
             for (int64_t k = 0; k < kp; ++k)
-              products[static_cast<size_t>(k)] = static_cast<int64_t>(af[static_cast<size_t>((mb * kRows + r) * kp + k)]) *
-                                                 static_cast<int64_t>(bf[static_cast<size_t>(k * cols + nb * kRows + j)]);
-            int32_t& acc = out[(nb * s.mt + mb) * kRows * kRows + r * kRows + j];
-            acc = accumulateInt32(s.init ? 0 : acc, products, counters);
+              products[static_cast<size_t>(k)] = static_cast<P>(af[static_cast<size_t>((mb * kRows + r) * kp + k)]) *
+                                                 static_cast<P>(bf[static_cast<size_t>(k * cols + nb * kRows + j)]);
+            auto& acc = out[(nb * s.mt + mb) * kRows * kRows + r * kRows + j];
+            acc = accumulate(s.init ? std::remove_reference_t<decltype(acc)>{} : acc, products);
           }
+  };
+  if (s.ty == Ty::I8) {
+    scalar(int64_t{}, reinterpret_cast<int32_t*>(c),
+           [&](int32_t acc, std::span<const int64_t> p) { return accumulateInt32(acc, p, counters); });
     return;
   }
   auto* out = reinterpret_cast<float*>(c);
   if (d.accumulation == Accumulation::BlockFma) {
-    std::vector<double> products(static_cast<size_t>(kp));
-    for (int64_t nb = 0; nb < s.nt; ++nb)
-      for (int64_t mb = 0; mb < s.mt; ++mb)
-        for (int64_t r = 0; r < kRows; ++r)
-          for (int64_t j = 0; j < kRows; ++j) {
-            for (int64_t k = 0; k < kp; ++k)
-              products[static_cast<size_t>(k)] = static_cast<double>(af[static_cast<size_t>((mb * kRows + r) * kp + k)]) *
-                                                 static_cast<double>(bf[static_cast<size_t>(k * cols + nb * kRows + j)]);
-            float& acc = out[(nb * s.mt + mb) * kRows * kRows + r * kRows + j];
-            acc = accumulateBlockFma(s.init ? 0.0f : acc, products, d.blockFma);
-          }
+    scalar(double{}, out, [&](float acc, std::span<const double> p) { return accumulateBlockFma(acc, p, d.blockFma); });
     return;
   }
   // ieee_seq: output fractals are independent; large mmads split across threads.
