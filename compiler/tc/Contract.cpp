@@ -178,11 +178,7 @@ std::optional<Tensor> matmulRow(const ir::Operation& op, std::span<const Tensor>
   const Tensor A = vecA ? expandDims(plain(a), 0) : a;
   const Tensor B = vecB ? expandDims(plain(b), 1) : b;
   const Tensor out = matmulOnCube(A, B, type.dtype, Layout::RowMajor, cx);
-  return reshape(out, Shape(type.dims.size() ? [&] {
-    Shape s;
-    for (const ir::Dim& d : type.dims) s.push(d.size);
-    return s;
-  }() : Shape{}));
+  return reshape(out, type.shape());
 }
 
 std::optional<Tensor> dotRow(const ir::Operation& op, std::span<const Tensor> in, const CubeContext& cx) {
@@ -198,9 +194,7 @@ std::optional<Tensor> dotRow(const ir::Operation& op, std::span<const Tensor> in
   for (int i = 0; i < b.rank(); ++i)
     if (i != b.rank() - 2) perm.push_back(i);
   const Tensor B = reshape(contiguous(transpose(plain(b), perm)), Shape{k, b.numel() / std::max<int64_t>(k, 1)});
-  Shape shape;
-  for (const ir::Dim& d : op.result()->type().dims) shape.push(d.size);
-  return reshape(matmulOnCube(A, B, op.result()->type().dtype, Layout::RowMajor, cx), shape);
+  return reshape(matmulOnCube(A, B, op.result()->type().dtype, Layout::RowMajor, cx), op.result()->type().shape());
 }
 
 std::optional<Tensor> conv2dRow(const ir::Operation& op, std::span<const Tensor> in, const CubeContext& cx) {

@@ -167,11 +167,8 @@ public:
     std::map<const ir::Value*, Tensor> zerosOf; // what each value stands for here
     auto zeros = [&](const ir::Value* v) -> const Tensor& {
       auto [it, fresh] = zerosOf.try_emplace(v);
-      if (fresh && v->type().concrete()) {
-        Shape shape;
-        for (const ir::Dim& d : v->type().dims) shape.push(d.size);
-        it->second = toLayout(Tensor::zeros(v->type().dtype, shape), v->type().layout);
-      }
+      if (fresh && v->type().concrete())
+        it->second = toLayout(Tensor::zeros(v->type().dtype, v->type().shape()), v->type().layout);
       return it->second;
     };
     for (const auto& f : module_->functions())
