@@ -261,6 +261,9 @@ Tensor Tensor::withLayout(DType dtype, const Shape& logical, Layout layout, cons
 bool Tensor::isContiguous() const {
   if (!ranked()) return true;
   if (blocked()) return false;
+  // No elements, nothing out of order (and contiguousStrides gives an empty tensor
+  // strides that the product of its dimensions, 0, would not match).
+  if (impl_->shape.hasZero()) return true;
   int64_t expected = 1;
   for (int i = impl_->shape.rank() - 1; i >= 0; --i) {
     const int64_t dim = impl_->shape[i];

@@ -40,17 +40,24 @@ public:
   std::span<const int64_t> dims() const { return {dims_.data(), rank_}; }
 
   /// Number of elements; a value error past kMaxElements (2^62 inside a StandInSizes).
+  /// The limit holds for the product of the non-zero dimensions too: an empty shape such
+  /// as [0, 2^62] would otherwise pass, and a reduction or a transpose of it would then
+  /// describe a tensor of 2^62 elements.
   int64_t numel() const {
-    for (int i = 0; i < rank_; ++i)
-      if (dims_[i] == 0) return 0; // empty, however large the other dimensions
     const int64_t limit = standIns() ? int64_t(1) << 62 : kMaxElements;
     int64_t n = 1;
+    bool empty = false;
     for (int i = 0; i < rank_; ++i) {
-      if (dims_[i] != 0 && n > limit / dims_[i])
-        fail(ErrorKind::Value, "shape ", str(), " has more than 2^", standIns() ? 62 : 40, " elements");
+      if (dims_[i] == 0) {
+        empty = true;
+        continue;
+      }
+      if (n > limit / dims_[i])
+        fail(ErrorKind::Value, "shape ", str(), " has more than 2^", standIns() ? 62 : 40,
+             empty || hasZero() ? " elements in its non-zero dimensions" : " elements");
       n *= dims_[i];
     }
-    return n;
+    return empty ? 0 : n;
   }
 
   /// While one is alive on this thread, shapes may hold up to 2^62 elements: the IR runs
@@ -66,6 +73,12 @@ public:
   private:
     bool saved_;
   };
+
+  bool hasZero() const {
+    for (int i = 0; i < rank_; ++i)
+      if (dims_[i] == 0) return true;
+    return false;
+  }
 
   void push(int64_t dim) {
     if (rank_ == kMaxRank) fail(ErrorKind::Value, "rank exceeds the maximum of ", kMaxRank);
