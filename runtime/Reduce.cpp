@@ -10,6 +10,7 @@
 #include "runtime/Dispatch.h"
 #include "runtime/Elementwise.h"
 #include "runtime/RowKernels.h"
+#include "runtime/Summation.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Views.h"
 
@@ -75,6 +76,29 @@ bool isNan(S v) {
   else return v != v;
 }
 
+/// Elements per segment of a long row summed in parallel: a power of two of blocks, so
+/// that the segments' sums combined by a Cascade make exactly the tree a serial Cascade
+/// over the row's blocks makes — the result never depends on the number of threads.
+constexpr int64_t kSegment = sums::kSumBlock << 10;
+
+/// Σ row[i] for a float element type S (halves read as float), in its accumulator type:
+/// blocked and pairwise; a row of several segments is summed by the pool, segment by
+/// segment (reductions of few long rows, a full sum above all, would run on one thread).
+template <typename S>
+AccumulatorOf<S> floatSum(const S* row, int64_t n) {
+  using Acc = AccumulatorOf<S>;
+  if (n < 2 * kSegment) return sums::sum<Acc>(row, n, 1);
+  const int64_t segments = (n + kSegment - 1) / kSegment;
+  std::vector<Acc> partial(static_cast<size_t>(segments));
+  parallelFor(segments, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t g = begin; g < end; ++g)
+      partial[static_cast<size_t>(g)] = sums::sum<Acc>(row + g * kSegment, std::min(kSegment, n - g * kSegment), 1);
+  });
+  sums::Cascade<Acc> cascade;
+  for (Acc p : partial) cascade.push(p);
+  return cascade.total();
+}
+
 /// Reduces one contiguous row of n elements; the result converted to R.
 template <typename S, typename R>
 R reduceRow(ReduceOp op, const S* row, int64_t n) {
@@ -83,15 +107,13 @@ R reduceRow(ReduceOp op, const S* row, int64_t n) {
   case ReduceOp::Sum:
   case ReduceOp::Mean: {
     Acc sum = 0;
-    if constexpr (std::is_floating_point_v<S>) {
-      sum = Eigen::Map<const Eigen::Array<S, Eigen::Dynamic, 1>>(row, n).sum();
-    } else if constexpr (std::is_integral_v<S>) {
+    if constexpr (std::is_integral_v<S>) {
       using U = std::make_unsigned_t<Acc>; // wrapping, as NumPy's integer sums
       U total = 0;
       for (int64_t i = 0; i < n; ++i) total += static_cast<U>(static_cast<Acc>(row[i]));
       sum = static_cast<Acc>(total);
     } else {
-      for (int64_t i = 0; i < n; ++i) sum += static_cast<float>(row[i]);
+      sum = floatSum<S>(row, n); // blocked and pairwise (runtime/Summation.h)
     }
     if (op == ReduceOp::Sum) return convertElement<R>(sum);
     return convertElement<R>(static_cast<double>(sum) / static_cast<double>(n));
@@ -137,6 +159,81 @@ R reduceRow(ReduceOp op, const S* row, int64_t n) {
   fail(ErrorKind::Internal, "bad reduction");
 }
 
+/// The reductions that keep their last axis run down columns (reduceColumns) instead of
+/// along rows, so that the input is read in order rather than copied transposed first.
+bool byColumns(ReduceOp op) { return op != ReduceOp::ArgMax && op != ReduceOp::ArgMin && op != ReduceOp::LogSumExp; }
+
+/// Rows of partial sums and cascade levels a column reduction's task may hold.
+constexpr int64_t kColumnBytes = int64_t(1) << 20;
+
+/// out[o·width + j] = the reduction over s < steps of in[(o·steps + s)·width + j]: each
+/// input row is read once, in order, into a row of accumulators. Float sums add blocks of
+/// kSumBlock rows into a row of partial sums pushed into per-column cascades (the error
+/// bound of runtime/Summation.h); everything else accumulates directly.
+template <typename S, typename R>
+void reduceColumns(ReduceOp op, const S* in, R* out, int64_t outer, int64_t steps, int64_t width) {
+  using Acc = AccumulatorOf<S>;
+  constexpr bool pairwise = !std::is_integral_v<S>;
+  const bool sum = op == ReduceOp::Sum || op == ReduceOp::Mean;
+  const int64_t blocks = (steps + sums::kSumBlock - 1) / sums::kSumBlock;
+  const int64_t levels = sums::cascadeLevels(blocks);
+  const int64_t tile = std::min(width, std::max<int64_t>(64, kColumnBytes / int64_t(sizeof(Acc)) / (levels + 2)));
+  const int64_t tiles = (width + tile - 1) / tile;
+  const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(steps * tile, 1));
+  parallelFor(outer * tiles, grain, [&](int64_t begin, int64_t end) {
+    std::vector<Acc> acc(static_cast<size_t>(tile)), partial, level;
+    if (pairwise && sum) {
+      partial.resize(static_cast<size_t>(tile));
+      level.resize(static_cast<size_t>(tile * levels));
+    }
+    for (int64_t w = begin; w < end; ++w) {
+      const int64_t o = w / tiles, c0 = (w % tiles) * tile, n = std::min(tile, width - c0);
+      const S* base = in + o * steps * width + c0;
+      Acc* a = acc.data();
+      if (pairwise && sum) {
+        uint64_t pushed = 0;
+        for (int64_t s0 = 0; s0 < steps; s0 += sums::kSumBlock) {
+          Acc* p = partial.data();
+          std::fill(p, p + n, Acc(0));
+          for (int64_t s = s0; s < std::min(steps, s0 + sums::kSumBlock); ++s) {
+            const S* row = base + s * width;
+            for (int64_t j = 0; j < n; ++j) p[j] += static_cast<Acc>(row[j]);
+          }
+          sums::pushColumns(level.data(), n, pushed, p);
+        }
+        sums::totalColumns(level.data(), n, pushed, a);
+      } else {
+        const Acc start = op == ReduceOp::Prod ? Acc(1) : Acc(0);
+        if (op == ReduceOp::Max || op == ReduceOp::Min) {
+          for (int64_t j = 0; j < n; ++j) a[j] = static_cast<Acc>(base[j]);
+        } else {
+          std::fill(a, a + n, start);
+        }
+        using U = std::make_unsigned_t<std::conditional_t<std::is_integral_v<Acc>, Acc, int64_t>>;
+        for (int64_t s = 0; s < steps; ++s) {
+          const S* row = base + s * width;
+          for (int64_t j = 0; j < n; ++j) {
+            const Acc x = static_cast<Acc>(row[j]);
+            if (sum) { // integers, wrapping as NumPy's sums
+              a[j] = static_cast<Acc>(static_cast<U>(a[j]) + static_cast<U>(x));
+            } else if (op == ReduceOp::Prod) {
+              if constexpr (std::is_integral_v<Acc>) a[j] = static_cast<Acc>(static_cast<U>(a[j]) * static_cast<U>(x));
+              else a[j] *= x;
+            } else { // max, min: the first NaN wins and stays, as along rows
+              const bool better = op == ReduceOp::Max ? x > a[j] : x < a[j];
+              if (!isNan(a[j]) && (isNan(x) || better)) a[j] = x;
+            }
+          }
+        }
+      }
+      R* dst = out + o * width + c0;
+      for (int64_t j = 0; j < n; ++j)
+        dst[j] = op == ReduceOp::Mean ? convertElement<R>(static_cast<double>(a[j]) / static_cast<double>(steps))
+                                     : convertElement<R>(a[j]);
+    }
+  });
+}
+
 } // namespace
 
 const char* reduceName(ReduceOp op) {
@@ -169,9 +266,26 @@ Tensor reduce(ReduceOp op, const Tensor& x, const ReduceAttrs& attrs) {
   const TypeKey result = reduceResultType(op, x.typeKey());
   // logsumexp computes in the float type it returns.
   const Tensor source = op == ReduceOp::LogSumExp && !isFloat(x.dtype()) ? astype(x, result.dtype) : x;
-  // Kept axes first, reduced axes last, contiguous: each output element is one row.
-  std::vector<int64_t> perm = plan.kept;
+  // When the last axis is kept (and there is something to reduce), the kept axes that
+  // end the shape stay last: [other kept axes, reduced axes, trailing kept axes], each
+  // output row the reduction of `steps` input rows — no copy when x is contiguous and
+  // its reduced axes come after the other kept ones. Otherwise kept axes first, reduced
+  // axes last, contiguous: each output element the reduction of one row.
+  const int rank = source.rank();
+  int trailing = 0;
+  while (trailing < rank && std::find(plan.reduced.begin(), plan.reduced.end(), rank - 1 - trailing) == plan.reduced.end())
+    ++trailing;
+  const bool columns = byColumns(op) && trailing > 0 && !plan.reduced.empty() && x.numel() > 0;
+  std::vector<int64_t> perm;
+  int64_t width = 1;
+  for (int64_t axis : plan.kept)
+    if (!columns || axis < rank - trailing) perm.push_back(axis);
   perm.insert(perm.end(), plan.reduced.begin(), plan.reduced.end());
+  if (columns)
+    for (int axis = rank - trailing; axis < rank; ++axis) {
+      perm.push_back(axis);
+      width *= source.shape()[axis];
+    }
   const Tensor rows = source.isScalar() ? source : contiguous(transpose(source, perm));
   Tensor out = Tensor::empty(result.dtype, plan.out);
   dispatchDType(rows.dtype(), [&](auto tag) {
@@ -183,6 +297,10 @@ Tensor reduce(ReduceOp op, const Tensor& x, const ReduceAttrs& attrs) {
                     std::is_same_v<R, double>) {
         const S* in = reinterpret_cast<const S*>(rows.data());
         R* o = reinterpret_cast<R*>(out.mutableData());
+        if (columns) {
+          reduceColumns<S, R>(op, in, o, plan.outer / width, plan.inner, width);
+          return;
+        }
         const int64_t grain = std::max<int64_t>(1, (int64_t(1) << 15) / std::max<int64_t>(plan.inner, 1));
         parallelFor(plan.outer, grain, [&](int64_t begin, int64_t end) {
           for (int64_t r = begin; r < end; ++r) o[r] = reduceRow<S, R>(op, in + r * plan.inner, plan.inner);

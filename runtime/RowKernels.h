@@ -11,13 +11,15 @@
 // of exponentials together (online: when a block of the row raises the maximum, the sums
 // so far are rescaled), the second writes the normalised values. Softmax of a contiguous
 // row finds the maximum, then stores and sums exp(x - max), then scales the row in cache:
-// one exponential per element instead of two. The sums are
-// kept in kLanes independent partial sums, so the loops vectorise without reassociating.
+// one exponential per element instead of two. Every sum is blocked and pairwise
+// (runtime/Summation.h: kSumLanes partial sums per block, so the loops vectorise without
+// reassociating, and a cascade over blocks, so the error grows with log n, not n).
 // A NaN anywhere makes every result NaN; a maximum of ±inf shifts by 0 instead (inf - inf
 // would be NaN), as a direct evaluation of the formulas does.
 #pragma once
 
 #include "runtime/FastMath.h"
+#include "runtime/Summation.h"
 
 #include <cmath>
 #include <cstdint>
@@ -56,55 +58,42 @@ struct Stats {
 };
 
 /// The maximum and the sum of exponentials of a row, in one pass (n ≥ 1). Elements of
-/// type S (a half type, say) are read as T.
+/// type S (a half type, say) are read as T. Blocks of sums::kSumBlock: each block's
+/// maximum first; when it raises the row's, the block sums so far are rescaled.
 template <typename T, typename S = T>
 Stats<T> stats(const S* x, int64_t n, int64_t stride) {
   const T inf = std::numeric_limits<T>::infinity();
-  T part[kLanes] = {};
+  sums::Cascade<T> cascade;
   T top = -inf;
   bool nan = false;
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes) {
+  for (int64_t j = 0; j < n; j += sums::kSumBlock) {
+    const int64_t m = n - j < sums::kSumBlock ? n - j : sums::kSumBlock;
+    const S* block = x + j * stride;
     T blockTop = -inf;
     bool blockNan = false;
-    for (int64_t k = 0; k < kLanes; ++k) {
-      const T v = static_cast<T>(x[(j + k) * stride]);
+    for (int64_t k = 0; k < m; ++k) {
+      const T v = static_cast<T>(block[k * stride]);
       blockNan |= v != v;
       blockTop = v > blockTop ? v : blockTop;
     }
     nan |= blockNan;
     if (blockTop > top) {
-      const T scale = expOf<T>(top - blockTop); // 0 while top is -inf
-      for (int64_t k = 0; k < kLanes; ++k) part[k] *= scale;
+      cascade.scale(expOf<T>(top - blockTop)); // 0 while top is -inf
       top = blockTop;
     }
-    if (top == -inf) continue; // nothing but -inf so far: exp(-inf - -inf) would be NaN
-    for (int64_t k = 0; k < kLanes; ++k) part[k] += expOf<T>(static_cast<T>(x[(j + k) * stride]) - top);
-  }
-  if (j < n) { // the tail: a last, shorter block
-    const int64_t rest = n - j;
-    T blockTop = -inf;
-    for (int64_t k = 0; k < rest; ++k) {
-      const T v = static_cast<T>(x[(j + k) * stride]);
-      nan |= v != v;
-      blockTop = v > blockTop ? v : blockTop;
-    }
-    if (blockTop > top) {
-      const T scale = expOf<T>(top - blockTop);
-      for (int64_t k = 0; k < kLanes; ++k) part[k] *= scale;
-      top = blockTop;
-    }
-    if (top != -inf)
-      for (int64_t k = 0; k < rest; ++k) part[k] += expOf<T>(static_cast<T>(x[(j + k) * stride]) - top);
+    // Nothing but -inf so far: exp(-inf - -inf) would be NaN.
+    cascade.push(top == -inf ? T(0) : sums::blockSum<T>(0, m, [&](int64_t k) {
+      return expOf<T>(static_cast<T>(block[k * stride]) - top);
+    }));
   }
   Stats<T> s{top, top, 0, nan};
   if (top == inf || top == -inf) {
     // Shift by nothing: the sum of plain exponentials (inf, or 0 for a row of -inf).
     s.shift = 0;
-    for (int64_t i = 0; i < n; ++i) s.sum += expOf<T>(static_cast<T>(x[i * stride]));
+    s.sum = sums::sum<T>(n, [&](int64_t i) { return expOf<T>(static_cast<T>(x[i * stride])); });
     return s;
   }
-  for (int64_t k = 0; k < kLanes; ++k) s.sum += part[k];
+  s.sum = cascade.total();
   return s;
 }
 
@@ -137,13 +126,7 @@ void softmax(const T* x, T* y, int64_t n, int64_t stride) {
       top = tops[k] > top ? tops[k] : top;
     }
     if (check == T(0)) { // every element finite
-      T part[kLanes] = {};
-      int64_t j = 0;
-      for (; j + kLanes <= n; j += kLanes)
-        for (int64_t k = 0; k < kLanes; ++k) part[k] += (y[j + k] = expOf<T>(x[j + k] - top));
-      T sum = 0;
-      for (; j < n; ++j) sum += (y[j] = expOf<T>(x[j] - top));
-      for (int64_t k = 0; k < kLanes; ++k) sum += part[k];
+      const T sum = sums::sum<T>(n, [&](int64_t j) { return y[j] = expOf<T>(x[j] - top); });
       const T scale = T(1) / sum;
       for (int64_t r = 0; r < n; ++r) y[r] *= scale;
       return;
@@ -174,32 +157,18 @@ T logSumExp(const S* x, int64_t n, int64_t stride) {
   return s.shift + logOf<T>(s.sum);
 }
 
-/// (x - mean) / sqrt(variance + eps), without affine parameters.
+/// (x - mean) / sqrt(variance + eps), without affine parameters: two passes, each sum
+/// blocked and pairwise.
 template <typename T>
 void layerNorm(const T* x, T* y, int64_t n, int64_t stride, double eps) {
   if (n == 0) return;
-  T part[kLanes] = {};
-  int64_t j = 0;
-  for (; j + kLanes <= n; j += kLanes)
-    for (int64_t k = 0; k < kLanes; ++k) part[k] += x[(j + k) * stride];
-  for (; j < n; ++j) part[0] += x[j * stride];
-  T sum = 0;
-  for (int64_t k = 0; k < kLanes; ++k) sum += part[k];
-  const T mean = sum / static_cast<T>(n);
-  for (int64_t k = 0; k < kLanes; ++k) part[k] = 0;
-  for (j = 0; j + kLanes <= n; j += kLanes)
-    for (int64_t k = 0; k < kLanes; ++k) {
-      const T d = x[(j + k) * stride] - mean;
-      part[k] += d * d;
-    }
-  for (; j < n; ++j) {
+  const T mean = sums::sum<T>(x, n, stride) / static_cast<T>(n);
+  const T squares = sums::sum<T>(n, [&](int64_t j) {
     const T d = x[j * stride] - mean;
-    part[0] += d * d;
-  }
-  T squares = 0;
-  for (int64_t k = 0; k < kLanes; ++k) squares += part[k];
+    return d * d;
+  });
   const T scale = T(1) / std::sqrt(squares / static_cast<T>(n) + static_cast<T>(eps));
-  for (j = 0; j < n; ++j) y[j * stride] = (x[j * stride] - mean) * scale;
+  for (int64_t j = 0; j < n; ++j) y[j * stride] = (x[j * stride] - mean) * scale;
 }
 
 /// The first label outside [0, classes), as its position; -1 if every label is valid.

@@ -1,4 +1,4 @@
-// compiler/cpu/Loops.cpp — loop nests: elementwise work, fused groups, reductions.
+// compiler/cpu/Loops.cpp — loop nests: elementwise work, copies, fused groups.
 //
 // A loop nest walks an iteration space (a concrete shape) row-major. Axes that every
 // operand walks contiguously together are merged first, so that the innermost loop is
@@ -10,7 +10,7 @@
 // an input) are not copied: they change how the input is read, and the strides they read
 // with come from the runtime's own view functions applied to a probe tensor, so there is
 // one definition of every view's index arithmetic.
-#include "compiler/cpu/FunctionCodegen.h"
+#include "compiler/cpu/LoopNests.h"
 
 #include "runtime/Views.h"
 
@@ -38,11 +38,25 @@ std::vector<int64_t> broadcastStrides(const Access& a, const std::vector<int64_t
   return out;
 }
 
-/// for (i = from; i < to; ++i) body(i), in the builder's current function. Only innermost
-/// loops are left to the vectoriser (`innermost`): vectorising an outer loop would gather
-/// across rows.
+/// Merges axes d and d+1 wherever every stride list walks them as one.
+void collapse(std::vector<int64_t>& sizes, std::vector<std::vector<int64_t>*> strideLists) {
+  for (size_t d = sizes.size(); d-- > 1;) {
+    bool merge = true;
+    for (const auto* s : strideLists) merge &= (*s)[d - 1] == (*s)[d] * sizes[d];
+    if (!merge) continue;
+    sizes[d - 1] *= sizes[d];
+    sizes.erase(sizes.begin() + static_cast<std::ptrdiff_t>(d));
+    for (auto* s : strideLists) {
+      (*s)[d - 1] = (*s)[d];
+      s->erase(s->begin() + static_cast<std::ptrdiff_t>(d));
+    }
+  }
+}
+
+} // namespace
+
 void forLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
-             const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body, bool innermost = true) {
+             const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body, bool innermost) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
   llvm::LLVMContext& c = fn->getContext();
   llvm::BasicBlock* before = b.GetInsertBlock();
@@ -67,7 +81,6 @@ void forLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
 }
 
 
-/// Nested loops over `sizes`, the first from `begin` to `end`, the others whole.
 void forNest(llvm::IRBuilder<>& b, const std::vector<int64_t>& sizes, llvm::Value* begin, llvm::Value* end,
              const std::function<void(llvm::IRBuilder<>&, const std::vector<llvm::Value*>&)>& body) {
   std::vector<llvm::Value*> index;
@@ -90,7 +103,6 @@ void forNest(llvm::IRBuilder<>& b, const std::vector<int64_t>& sizes, llvm::Valu
   level(0);
 }
 
-/// Σ index[d] · strides[d] + offset.
 llvm::Value* offsetOf(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& index, const std::vector<int64_t>& strides,
                       int64_t offset) {
   llvm::Value* at = b.getInt64(static_cast<uint64_t>(offset));
@@ -99,22 +111,20 @@ llvm::Value* offsetOf(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& ind
   return at;
 }
 
-/// Merges axes d and d+1 wherever every stride list walks them as one.
-void collapse(std::vector<int64_t>& sizes, std::vector<std::vector<int64_t>*> strideLists) {
-  for (size_t d = sizes.size(); d-- > 1;) {
-    bool merge = true;
-    for (const auto* s : strideLists) merge &= (*s)[d - 1] == (*s)[d] * sizes[d];
-    if (!merge) continue;
-    sizes[d - 1] *= sizes[d];
-    sizes.erase(sizes.begin() + static_cast<std::ptrdiff_t>(d));
-    for (auto* s : strideLists) {
-      (*s)[d - 1] = (*s)[d];
-      s->erase(s->begin() + static_cast<std::ptrdiff_t>(d));
+std::vector<llvm::Value*> delinearize(llvm::IRBuilder<>& b, llvm::Value* flat, const std::vector<int64_t>& sizes) {
+  std::vector<llvm::Value*> index(sizes.size());
+  llvm::Value* rest = flat;
+  for (size_t k = sizes.size(); k-- > 0;) {
+    if (k == 0) {
+      index[k] = rest;
+      break;
     }
+    llvm::Value* size = b.getInt64(static_cast<uint64_t>(sizes[k]));
+    index[k] = b.CreateURem(rest, size);
+    rest = b.CreateUDiv(rest, size);
   }
+  return index;
 }
-
-} // namespace
 
 Access FunctionCodegen::viewAccess(const ir::Operation& view, const Access& operand) {
   const OpInfo& info = opInfo(view.code().kind);
@@ -193,41 +203,25 @@ void FunctionCodegen::parallel(int64_t n, int64_t grain, const std::vector<llvm:
   propagate(b_.CreateCall(run, {context_, i64(n), chunk, outlined, data}));
 }
 
-namespace {
-
-/// How a nest's leaves are read inside its loops: those in memory (with their strides
-/// over the iteration space) and the scalars, in the order the outlined body receives
-/// them after the output pointer.
-struct Leaves {
-  std::vector<size_t> memory, scalars; ///< positions in nest.leaves
-  std::vector<std::vector<int64_t>> strides;
-
-  Leaves(const LoopNest& nest, const std::vector<int64_t>& space) {
-    for (size_t i = 0; i < nest.leaves.size(); ++i) {
-      const auto& [value, a] = nest.leaves[i];
-      if (a.scalar) {
-        scalars.push_back(i);
-        continue;
-      }
-      memory.push_back(i);
-      strides.push_back(broadcastStrides(a, dimsOf(value->type()), space));
+Leaves::Leaves(const LoopNest& nest, const std::vector<int64_t>& space) {
+  for (size_t i = 0; i < nest.leaves.size(); ++i) {
+    const auto& [value, a] = nest.leaves[i];
+    if (a.scalar) {
+      scalars.push_back(i);
+      continue;
     }
+    memory.push_back(i);
+    strides.push_back(broadcastStrides(a, dimsOf(value->type()), space));
   }
-  /// The values the outlined body needs: `out`, then the leaves' pointers and scalars.
-  std::vector<llvm::Value*> captures(const LoopNest& nest, llvm::Value* out) const {
-    std::vector<llvm::Value*> all{out};
-    for (size_t i : memory) all.push_back(nest.leaves[i].second.base);
-    for (size_t i : scalars) all.push_back(nest.leaves[i].second.base);
-    return all;
-  }
-};
+}
 
-} // namespace
+std::vector<llvm::Value*> Leaves::captures(const LoopNest& nest, llvm::Value* out) const {
+  std::vector<llvm::Value*> all{out};
+  for (size_t i : memory) all.push_back(nest.leaves[i].second.base);
+  for (size_t i : scalars) all.push_back(nest.leaves[i].second.base);
+  return all;
+}
 
-namespace {
-
-/// The nest's result at a full index of its space: loads of the leaves, then its
-/// operations, in the outlined body (`got` holds the captures).
 llvm::Value* nestValue(FunctionCodegen& g, llvm::IRBuilder<>& b, const LoopNest& nest, const Leaves& leaves,
                        const std::vector<llvm::Value*>& index, const std::vector<llvm::Value*>& got) {
   std::unordered_map<const ir::Value*, llvm::Value*> values;
@@ -246,8 +240,6 @@ llvm::Value* nestValue(FunctionCodegen& g, llvm::IRBuilder<>& b, const LoopNest&
   }
   return values.at(nest.result);
 }
-
-} // namespace
 
 void FunctionCodegen::emitLoop(const LoopNest& nest, const Access& out) {
   const DType from = nest.result ? nest.result->type().dtype : out.dtype;
@@ -280,196 +272,6 @@ void FunctionCodegen::emitLoop(const LoopNest& nest, const Access& out) {
                llvm::Type* t = storageType(out.dtype);
                llvm::Value* at = offsetOf(ib, index, outStrides, out.offset);
                ib.CreateStore(convert(ib, v, from, out.dtype), ib.CreateInBoundsGEP(t, got[0], at));
-             });
-           });
-}
-
-void FunctionCodegen::emitReduction(const LoopNest& nest, const ir::Operation& reduce, llvm::Value* out) {
-  const auto& attrs = std::get<ReduceAttrs>(reduce.attrs());
-  const OpKind kind = reduce.code().kind;
-  const std::vector<int64_t> space = nest.space;
-  const int rank = static_cast<int>(space.size());
-  std::vector<bool> reduced(space.size(), !attrs.noAxes && attrs.axes.empty());
-  if (!attrs.noAxes)
-    for (int64_t axis : attrs.axes) reduced[static_cast<size_t>(normalizeAxis(axis, rank))] = true;
-  std::vector<int64_t> keptSizes, reducedSizes;
-  std::vector<int> keptAxes, reducedAxes;
-  for (int d = 0; d < rank; ++d) {
-    (reduced[static_cast<size_t>(d)] ? reducedSizes : keptSizes).push_back(space[static_cast<size_t>(d)]);
-    (reduced[static_cast<size_t>(d)] ? reducedAxes : keptAxes).push_back(d);
-  }
-  const int64_t n = product(reducedSizes), outCount = product(keptSizes);
-  if (outCount == 0) return;
-  const DType in = nest.result->type().dtype;
-  const DType result = reduce.result()->type().dtype;
-  const bool arg = kind == OpKind::ArgMax || kind == OpKind::ArgMin;
-  const bool extremum = kind == OpKind::Max || kind == OpKind::Min;
-  const bool maximum = kind == OpKind::Max || kind == OpKind::ArgMax;
-  // The accumulator, as the runtime's: integers in i64, f64 in double, the rest in float;
-  // a maximum or minimum in the element's own compute type.
-  const bool integral = isInteger(in) || isBool(in);
-  llvm::Type* acc = extremum || arg ? computeType(in)
-                    : integral      ? b_.getInt64Ty()
-                    : in == DType::F64 ? b_.getDoubleTy() : b_.getFloatTy();
-  if ((extremum || arg) && isBool(in)) acc = b_.getInt8Ty();
-
-  const Leaves leaves(nest, space);
-  const std::vector<llvm::Value*> captures = leaves.captures(nest, out);
-  // An element (storage of `in`) in the accumulator's type.
-  auto widen = [&](llvm::IRBuilder<>& b, llvm::Value* x) -> llvm::Value* {
-    if ((extremum || arg) && isBool(in)) return x;
-    if (extremum || arg) return toCompute(b, x, in);
-    if (integral) return isBool(in) ? b.CreateZExt(x, b.getInt64Ty()) : b.CreateSExt(x, b.getInt64Ty());
-    if (in == DType::F64) return x;
-    return toCompute(b, x, in);
-  };
-  auto isNan = [&](llvm::IRBuilder<>& b, llvm::Value* x) -> llvm::Value* {
-    return x->getType()->isFloatingPointTy() ? b.CreateFCmpUNO(x, x) : b.getFalse();
-  };
-  auto better = [&](llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* than) -> llvm::Value* {
-    if (x->getType()->isFloatingPointTy()) return maximum ? b.CreateFCmpOGT(x, than) : b.CreateFCmpOLT(x, than);
-    if (isBool(in)) return maximum ? b.CreateICmpUGT(x, than) : b.CreateICmpULT(x, than);
-    return maximum ? b.CreateICmpSGT(x, than) : b.CreateICmpSLT(x, than);
-  };
-  auto combine = [&](llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* x) -> llvm::Value* {
-    switch (kind) {
-    case OpKind::Sum:
-    case OpKind::Mean:
-      if (a->getType()->isFloatingPointTy()) {
-        llvm::IRBuilderBase::FastMathFlagGuard keep(b);
-        llvm::FastMathFlags flags;
-        flags.setAllowReassoc(); // the order of a sum is free: it vectorises
-        b.setFastMathFlags(flags);
-        return b.CreateFAdd(a, x);
-      }
-      return b.CreateAdd(a, x);
-    case OpKind::Prod: return a->getType()->isFloatingPointTy() ? b.CreateFMul(a, x) : b.CreateMul(a, x);
-    default: // max, min: the first NaN wins and stays
-      return b.CreateSelect(b.CreateOr(isNan(b, a), b.CreateNot(b.CreateOr(isNan(b, x), better(b, x, a)))), a, x);
-    }
-  };
-  auto identity = [&]() -> llvm::Value* {
-    switch (kind) {
-    case OpKind::Sum:
-    case OpKind::Mean: return llvm::Constant::getNullValue(acc);
-    case OpKind::Prod: return acc->isFloatingPointTy() ? llvm::ConstantFP::get(acc, 1.0) : llvm::ConstantInt::get(acc, 1);
-    default: {
-      if (acc->isFloatingPointTy()) return llvm::ConstantFP::getInfinity(acc, maximum);
-      if (isBool(in)) return llvm::ConstantInt::get(acc, maximum ? 0 : 1);
-      const unsigned bits = acc->getIntegerBitWidth();
-      return llvm::ConstantInt::get(acc, maximum ? llvm::APInt::getSignedMinValue(bits) : llvm::APInt::getSignedMaxValue(bits));
-    }
-    }
-  };
-  // The accumulated value as the result's storage.
-  auto finish = [&](llvm::IRBuilder<>& b, llvm::Value* a) -> llvm::Value* {
-    if (kind == OpKind::Mean) {
-      llvm::Value* wide = a->getType()->isIntegerTy() ? b.CreateSIToFP(a, b.getDoubleTy())
-                          : a->getType()->isDoubleTy() ? a
-                                                       : b.CreateFPExt(a, b.getDoubleTy());
-      llvm::Value* mean = b.CreateFDiv(wide, llvm::ConstantFP::get(b.getDoubleTy(), static_cast<double>(n)));
-      return convert(b, mean, DType::F64, result);
-    }
-    if (extremum) return isBool(in) ? a : fromCompute(b, a, in);
-    if (integral) return convert(b, a, DType::I64, result);
-    if (in == DType::F64) return convert(b, a, DType::F64, result);
-    return convert(b, a, DType::F32, result); // float accumulator, rounded once
-  };
-  llvm::Type* outT = storageType(result);
-  const bool lastKept = rank > 0 && !reduced[static_cast<size_t>(rank - 1)];
-  // Accumulating into the output row by row (vectorised along the last axis) needs the
-  // accumulator to be the result's own storage.
-  const bool intoOutput = lastKept && !arg && n > 0 && acc == outT && kind != OpKind::Mean;
-  if (!intoOutput) {
-    // Each output element reduces its own slice, the innermost loop along it.
-    parallel(outCount, std::max<int64_t>(1, 8192 / std::max<int64_t>(n, 1)), captures,
-             [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-               llvm::Function* fn = b.GetInsertBlock()->getParent();
-               llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-               llvm::AllocaInst* slot = entry.CreateAlloca(acc);
-               llvm::AllocaInst* bestAt = entry.CreateAlloca(b.getInt64Ty());
-               llvm::AllocaInst* nanSeen = entry.CreateAlloca(b.getInt1Ty());
-               outerLoop(b, begin, end, [&](llvm::IRBuilder<>& ob, llvm::Value* o) {
-                 // The kept axes' index of output element o.
-                 std::vector<llvm::Value*> kept(keptSizes.size());
-                 llvm::Value* rest = o;
-                 for (size_t k = keptSizes.size(); k-- > 0;) {
-                   llvm::Value* size = ob.getInt64(static_cast<uint64_t>(keptSizes[k]));
-                   kept[k] = ob.CreateURem(rest, size);
-                   rest = ob.CreateUDiv(rest, size);
-                 }
-                 ob.CreateStore(identity(), slot);
-                 ob.CreateStore(ob.getInt64(0), bestAt);
-                 ob.CreateStore(ob.getFalse(), nanSeen);
-                 std::vector<int64_t> sizes = reducedSizes;
-                 if (sizes.empty()) sizes.push_back(1);
-                 if (n > 0)
-                   forNest(ob, sizes, ob.getInt64(0), ob.getInt64(static_cast<uint64_t>(sizes[0])),
-                           [&](llvm::IRBuilder<>& ib, const std::vector<llvm::Value*>& r) {
-                             std::vector<llvm::Value*> index(space.size());
-                             for (size_t k = 0; k < keptAxes.size(); ++k) index[static_cast<size_t>(keptAxes[k])] = kept[k];
-                             for (size_t k = 0; k < reducedAxes.size(); ++k) index[static_cast<size_t>(reducedAxes[k])] = r[k];
-                             llvm::Value* x = widen(ib, nestValue(*this, ib, nest, leaves, index, got));
-                             llvm::Value* a = ib.CreateLoad(acc, slot);
-                             if (!arg) {
-                               ib.CreateStore(combine(ib, a, x), slot);
-                               return;
-                             }
-                             // argmax/argmin: the first NaN, else the first best.
-                             llvm::Value* flat = ib.getInt64(0);
-                             int64_t step = 1;
-                             for (size_t k = r.size(); k-- > 0;) {
-                               flat = ib.CreateAdd(flat, ib.CreateMul(r[k], ib.getInt64(static_cast<uint64_t>(step))));
-                               step *= sizes[k];
-                             }
-                             llvm::Value* seen = ib.CreateLoad(ib.getInt1Ty(), nanSeen);
-                             llvm::Value* first = ib.CreateICmpEQ(flat, ib.getInt64(0));
-                             llvm::Value* nan = isNan(ib, x);
-                             llvm::Value* take =
-                                 ib.CreateAnd(ib.CreateNot(seen), ib.CreateOr(first, ib.CreateOr(nan, better(ib, x, a))));
-                             ib.CreateStore(ib.CreateSelect(take, x, a), slot);
-                             ib.CreateStore(ib.CreateSelect(take, flat, ib.CreateLoad(ib.getInt64Ty(), bestAt)), bestAt);
-                             ib.CreateStore(ib.CreateOr(seen, nan), nanSeen);
-                           });
-                 llvm::Value* value = arg ? convert(ob, ob.CreateLoad(ob.getInt64Ty(), bestAt), DType::I64, result)
-                                          : finish(ob, ob.CreateLoad(acc, slot));
-                 ob.CreateStore(value, ob.CreateInBoundsGEP(outT, got[0], o));
-               });
-             });
-    return;
-  }
-  // The last axis is kept: each output row accumulates in place, the innermost loop
-  // along the row.
-  const int64_t row = space.back();
-  std::vector<int64_t> outerSizes(keptSizes.begin(), keptSizes.end() - 1);
-  std::vector<int> outerAxes(keptAxes.begin(), keptAxes.end() - 1);
-  const int64_t outer = product(outerSizes);
-  parallel(outer, std::max<int64_t>(1, 8192 / std::max<int64_t>(n * row, 1)), captures,
-           [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
-             outerLoop(b, begin, end, [&](llvm::IRBuilder<>& ob, llvm::Value* o) {
-               std::vector<llvm::Value*> kept(outerSizes.size());
-               llvm::Value* rest = o;
-               for (size_t k = outerSizes.size(); k-- > 0;) {
-                 llvm::Value* size = ob.getInt64(static_cast<uint64_t>(outerSizes[k]));
-                 kept[k] = ob.CreateURem(rest, size);
-                 rest = ob.CreateUDiv(rest, size);
-               }
-               llvm::Value* outRow = ob.CreateInBoundsGEP(outT, got[0], ob.CreateMul(o, ob.getInt64(static_cast<uint64_t>(row))));
-               forLoop(ob, ob.getInt64(0), ob.getInt64(static_cast<uint64_t>(row)), [&](llvm::IRBuilder<>& ib, llvm::Value* j) {
-                 ib.CreateStore(identity(), ib.CreateInBoundsGEP(outT, outRow, j));
-               });
-               std::vector<int64_t> sizes = reducedSizes;
-               sizes.push_back(row);
-               forNest(ob, sizes, ob.getInt64(0), ob.getInt64(static_cast<uint64_t>(sizes[0])),
-                       [&](llvm::IRBuilder<>& ib, const std::vector<llvm::Value*>& r) {
-                         std::vector<llvm::Value*> index(space.size());
-                         for (size_t k = 0; k < outerAxes.size(); ++k) index[static_cast<size_t>(outerAxes[k])] = kept[k];
-                         for (size_t k = 0; k < reducedAxes.size(); ++k) index[static_cast<size_t>(reducedAxes[k])] = r[k];
-                         index[static_cast<size_t>(rank - 1)] = r.back();
-                         llvm::Value* x = widen(ib, nestValue(*this, ib, nest, leaves, index, got));
-                         llvm::Value* at = ib.CreateInBoundsGEP(outT, outRow, r.back());
-                         ib.CreateStore(combine(ib, ib.CreateLoad(acc, at), x), at);
-                       });
              });
            });
 }

@@ -88,12 +88,16 @@ void vectorRows(FunctionCodegen& g, const Operation& op, llvm::Value* out, llvm:
              });
 }
 
+CascadeCalls cascadeCalls(FunctionCodegen& g) {
+  return {g.library().get("tsl_cascade_push_f32"), g.library().get("tsl_cascade_total_f32")};
+}
+
 bool softmax(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   const int64_t axis = std::get<AxisAttrs>(op.attrs()).axis;
   if (f32Rows(op, axis)) {
     vectorRows(g, op, out,
                softmaxRowsF32(g.moduleCodegen().out, g.moduleCodegen().options.cpuFeatures,
-                              g.library().get("tsl_k_softmax_f32")),
+                              g.library().get("tsl_k_softmax_f32"), cascadeCalls(g)),
                {});
     return true;
   }
@@ -105,7 +109,7 @@ bool logSoftmax(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
 bool layerNorm(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   const auto& attrs = std::get<NormAttrs>(op.attrs());
   if (f32Rows(op, attrs.axis)) {
-    vectorRows(g, op, out, layerNormRowsF32(g.moduleCodegen().out, g.moduleCodegen().options.cpuFeatures),
+    vectorRows(g, op, out, layerNormRowsF32(g.moduleCodegen().out, g.moduleCodegen().options.cpuFeatures, cascadeCalls(g)),
                {llvm::ConstantFP::get(g.builder().getFloatTy(), static_cast<double>(static_cast<float>(attrs.eps)))});
     return true;
   }

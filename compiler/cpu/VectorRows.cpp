@@ -6,18 +6,21 @@
 // C++ form of these loops well enough (GCC spills softmax's partial sums and the
 // exponential's constants and keeps its maximum loop scalar; clang keeps layer-norm's
 // passes scalar); LLVM given vectors keeps everything in registers.
+// Their sums are runtime/Summation.h's: blocks of kSumBlock (256) elements, each in 16
+// partial sums (lane k takes elements k, k + 16, ...; a short last step only the lanes it
+// reaches), the 16 added pairwise (k + 8 into k, then 4, 2, 1), and the blocks' sums
+// pushed through the library's own Cascade (tsl_cascade_push_f32 / _total_f32).
 //  - softmax: the maximum; then e = fastExp(x - max) (FastMath.h's polynomial, operation
-//    for operation) stored and summed into kLanes (16) partial sums, which are added
-//    after the tail's sum, in lane order; then the row scaled by 1 / sum. A row holding
-//    a NaN or an infinity (found in the first pass: x - x is then NaN) is handed to the
+//    for operation) stored and summed; then the row scaled by 1 / sum. A row holding a
+//    NaN or an infinity (found in the first pass: x - x is then NaN) is handed to the
 //    library's kernel, which handles it.
-//  - layer-norm: the mean from 16 partial sums (the tail added into the first), the
-//    variance from 16 partial sums of squared deviations likewise, then
-//    (x - mean) · 1 / sqrt(variance + eps).
+//  - layer-norm: the mean from one sum, the variance from a sum of squared deviations,
+//    then (x - mean) · 1 / sqrt(variance + eps).
 #include "compiler/cpu/VectorRows.h"
 
 #include "compiler/cpu/Gemm.h"
 #include "runtime/RowKernels.h"
+#include "runtime/Summation.h"
 
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -100,9 +103,71 @@ llvm::Value* countedLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* t
   return end;
 }
 
+/// Σ term(x[i]) for i < n as sums::sum adds it (the file's comment), in f32 vectors of
+/// `lanes`. `term` maps a vector of elements to a vector of terms; `store`, if set, keeps
+/// each term at y[i] (softmax's exponentials) — masked in a block's short last step.
+llvm::Value* blockedSum(llvm::IRBuilder<>& b, llvm::Module& m, const CascadeCalls& cascade, int64_t lanes,
+                        llvm::Value* xr, llvm::Value* yr, llvm::Value* n,
+                        const std::function<llvm::Value*(llvm::Value*)>& term) {
+  llvm::LLVMContext& c = m.getContext();
+  llvm::Type* t = llvm::Type::getFloatTy(c);
+  auto* vec = llvm::FixedVectorType::get(t, static_cast<unsigned>(lanes));
+  const int64_t groups = sums::kSumLanes / lanes;
+  const llvm::Align align(4);
+  llvm::Function* fn = b.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+  llvm::StructType* cascadeType = llvm::StructType::get(c, {llvm::ArrayType::get(t, 64), b.getInt64Ty()});
+  llvm::AllocaInst* state = entry.CreateAlloca(cascadeType);
+  b.CreateStore(b.getInt64(0), b.CreateStructGEP(cascadeType, state, 1));
+  llvm::Value* blockSize = b.getInt64(static_cast<uint64_t>(sums::kSumBlock));
+  // Block starts b0 = 0, 256, ... below n: n rounded up to a whole block, stepped by one.
+  llvm::Value* rounded = b.CreateMul(b.CreateUDiv(b.CreateAdd(n, b.getInt64(static_cast<uint64_t>(sums::kSumBlock - 1))), blockSize),
+                                     blockSize);
+  std::vector<llvm::Value*> none;
+  countedLoop(b, b.getInt64(0), rounded, sums::kSumBlock, none, [&](llvm::Value* b0, const std::vector<llvm::Value*>&) {
+    llvm::Value* b1 = b.CreateAdd(b0, blockSize);
+    b1 = b.CreateSelect(b.CreateICmpSLT(b1, n), b1, n);
+    std::vector<llvm::Value*> parts;
+    for (int64_t g = 0; g < groups; ++g) parts.push_back(llvm::ConstantFP::get(vec, 0.0));
+    llvm::Value* j = countedLoop(b, b0, b1, sums::kSumLanes, parts, [&](llvm::Value* i, const std::vector<llvm::Value*>& cur) {
+      std::vector<llvm::Value*> next(cur.size());
+      for (int64_t g = 0; g < groups; ++g) {
+        llvm::Value* at = b.CreateAdd(i, b.getInt64(static_cast<uint64_t>(g * lanes)));
+        llvm::Value* v = term(b.CreateAlignedLoad(vec, b.CreateInBoundsGEP(t, xr, at), align));
+        if (yr) b.CreateAlignedStore(v, b.CreateInBoundsGEP(t, yr, at), align);
+        next[static_cast<size_t>(g)] = b.CreateFAdd(cur[static_cast<size_t>(g)], v);
+      }
+      return next;
+    }, "sum");
+    // The block's short last step (fewer than 16 elements, maybe none): lane k of group g
+    // takes element j + g·lanes + k if it is below b1.
+    llvm::Value* rest = b.CreateSub(b1, j);
+    for (int64_t g = 0; g < groups; ++g) {
+      std::vector<llvm::Constant*> lane;
+      for (int64_t k = 0; k < lanes; ++k) lane.push_back(b.getInt64(static_cast<uint64_t>(g * lanes + k)));
+      llvm::Value* live = b.CreateICmpSLT(llvm::ConstantVector::get(lane), b.CreateVectorSplat(static_cast<unsigned>(lanes), rest));
+      llvm::Value* at = b.CreateInBoundsGEP(t, xr, b.CreateAdd(j, b.getInt64(static_cast<uint64_t>(g * lanes))));
+      llvm::Value* v = term(b.CreateMaskedLoad(vec, at, align, live, llvm::ConstantFP::get(vec, 0.0)));
+      if (yr) b.CreateMaskedStore(v, b.CreateInBoundsGEP(t, yr, b.CreateAdd(j, b.getInt64(static_cast<uint64_t>(g * lanes)))), align, live);
+      parts[static_cast<size_t>(g)] = b.CreateSelect(live, b.CreateFAdd(parts[static_cast<size_t>(g)], v), parts[static_cast<size_t>(g)]);
+    }
+    // The 16 partial sums pairwise, then the block's sum into the cascade.
+    std::vector<llvm::Value*> s(static_cast<size_t>(sums::kSumLanes));
+    for (int64_t k = 0; k < sums::kSumLanes; ++k)
+      s[static_cast<size_t>(k)] = b.CreateExtractElement(parts[static_cast<size_t>(k / lanes)], static_cast<uint64_t>(k % lanes));
+    for (int64_t width = sums::kSumLanes / 2; width > 0; width /= 2)
+      for (int64_t k = 0; k < width; ++k)
+        s[static_cast<size_t>(k)] = b.CreateFAdd(s[static_cast<size_t>(k)], s[static_cast<size_t>(k + width)]);
+    b.CreateCall(cascade.push, {state, s[0]});
+    return std::vector<llvm::Value*>{};
+  }, "block");
+  return b.CreateCall(cascade.total, {state});
+}
+
 } // namespace
 
-llvm::Function* softmaxRowsF32(llvm::Module& module, const std::string& features, llvm::Function* general) {
+llvm::Function* softmaxRowsF32(llvm::Module& module, const std::string& features, llvm::Function* general,
+                               const CascadeCalls& cascade) {
   const std::string name = "tsl_softmax_rows_f32";
   if (llvm::Function* f = module.getFunction(name)) return f;
   llvm::LLVMContext& c = module.getContext();
@@ -174,31 +239,10 @@ llvm::Function* softmaxRowsF32(llvm::Module& module, const std::string& features
     b.CreateCall(general, {x, y, row, b.CreateAdd(row, b.getInt64(1)), n, b.getInt64(1), b.getInt32(0)});
     b.CreateBr(next);
     b.SetInsertPoint(fast);
-    // Pass 2: e = exp(x - top) stored and summed per lane; the tail into a scalar.
-    std::vector<llvm::Value*> parts;
-    for (int64_t g = 0; g < groups; ++g) parts.push_back(llvm::ConstantFP::get(vec, 0.0));
+    // Pass 2: e = exp(x - top) stored and summed.
     llvm::Value* topV = splat(top);
-    llvm::Value* k = countedLoop(b, b.getInt64(0), n, block, parts, [&](llvm::Value* i, const std::vector<llvm::Value*>& cur) {
-      std::vector<llvm::Value*> out(cur.size());
-      for (int64_t g = 0; g < groups; ++g) {
-        llvm::Value* o = b.CreateAdd(i, b.getInt64(static_cast<uint64_t>(g * lanes)));
-        llvm::Value* e = fastExp(b, module, b.CreateFSub(load(xr, o), topV));
-        store(e, yr, o);
-        out[static_cast<size_t>(g)] = b.CreateFAdd(cur[static_cast<size_t>(g)], e);
-      }
-      return out;
-    }, "exp");
-    std::vector<llvm::Value*> sum{zero};
-    countedLoop(b, k, n, 1, sum, [&](llvm::Value* i, const std::vector<llvm::Value*>& cur) {
-      llvm::Value* v = b.CreateAlignedLoad(t, b.CreateInBoundsGEP(t, xr, i), align);
-      // The scalar exponential: lane 0 of the vector one (the same operations).
-      llvm::Value* e = b.CreateExtractElement(fastExp(b, module, splat(b.CreateFSub(v, top))), uint64_t(0));
-      b.CreateAlignedStore(e, b.CreateInBoundsGEP(t, yr, i), align);
-      return std::vector<llvm::Value*>{b.CreateFAdd(cur[0], e)};
-    }, "exp.tail");
-    llvm::Value* total = sum[0];
-    for (int64_t l = 0; l < rows::kLanes; ++l)
-      total = b.CreateFAdd(total, b.CreateExtractElement(parts[static_cast<size_t>(l / lanes)], static_cast<uint64_t>(l % lanes)));
+    llvm::Value* total = blockedSum(b, module, cascade, lanes, xr, yr, n,
+                                    [&](llvm::Value* v) { return fastExp(b, module, b.CreateFSub(v, topV)); });
     // Pass 3: the row, in cache, times 1 / sum.
     llvm::Value* scale = b.CreateFDiv(llvm::ConstantFP::get(t, 1.0), total);
     llvm::Value* scaleV = splat(scale);
@@ -220,12 +264,11 @@ llvm::Function* softmaxRowsF32(llvm::Module& module, const std::string& features
   return f;
 }
 
-llvm::Function* layerNormRowsF32(llvm::Module& module, const std::string& features) {
+llvm::Function* layerNormRowsF32(llvm::Module& module, const std::string& features, const CascadeCalls& cascade) {
   const std::string name = "tsl_layernorm_rows_f32";
   if (llvm::Function* f = module.getFunction(name)) return f;
   llvm::LLVMContext& c = module.getContext();
   const int64_t lanes = std::min<int64_t>(gemmPlan(DType::F32, features).lanes, rows::kLanes);
-  const int64_t groups = rows::kLanes / lanes;
   llvm::Type* t = llvm::Type::getFloatTy(c);
   llvm::Type* i64 = llvm::Type::getInt64Ty(c);
   llvm::Type* ptr = llvm::PointerType::getUnqual(c);
@@ -245,43 +288,22 @@ llvm::Function* layerNormRowsF32(llvm::Module& module, const std::string& featur
   auto loadScalar = [&](llvm::Value* base, llvm::Value* at) {
     return b.CreateAlignedLoad(t, b.CreateInBoundsGEP(t, base, at), align);
   };
-  llvm::Value* zero = llvm::ConstantFP::get(t, 0.0);
   llvm::Value* count = b.CreateSIToFP(n, t);
   llvm::Function* sqrt = llvm::Intrinsic::getDeclaration(&module, llvm::Intrinsic::sqrt, {t});
-  // Σ f(x) over a row as RowKernels.h sums: 16 lanes, the tail into lane 0, then the lanes.
-  auto rowSum = [&](llvm::Value* xr, const std::function<llvm::Value*(llvm::Value*)>& term, const char* label) {
-    std::vector<llvm::Value*> parts;
-    for (int64_t g = 0; g < groups; ++g) parts.push_back(llvm::ConstantFP::get(vec, 0.0));
-    llvm::Value* j = countedLoop(b, b.getInt64(0), n, rows::kLanes, parts,
-                                 [&](llvm::Value* i, const std::vector<llvm::Value*>& cur) {
-                                   std::vector<llvm::Value*> out(cur.size());
-                                   for (int64_t g = 0; g < groups; ++g) {
-                                     llvm::Value* v = load(xr, b.CreateAdd(i, b.getInt64(static_cast<uint64_t>(g * lanes))));
-                                     out[static_cast<size_t>(g)] = b.CreateFAdd(cur[static_cast<size_t>(g)], term(v));
-                                   }
-                                   return out;
-                                 }, label);
-    std::vector<llvm::Value*> first{b.CreateExtractElement(parts[0], uint64_t(0))};
-    countedLoop(b, j, n, 1, first, [&](llvm::Value* i, const std::vector<llvm::Value*>& cur) {
-      llvm::Value* v = term(splat(loadScalar(xr, i)));
-      return std::vector<llvm::Value*>{b.CreateFAdd(cur[0], b.CreateExtractElement(v, uint64_t(0)))};
-    }, "tail");
-    llvm::Value* total = b.CreateFAdd(zero, first[0]);
-    for (int64_t l = 1; l < rows::kLanes; ++l)
-      total = b.CreateFAdd(total, b.CreateExtractElement(parts[static_cast<size_t>(l / lanes)], static_cast<uint64_t>(l % lanes)));
-    return total;
+  auto rowSum = [&](llvm::Value* xr, const std::function<llvm::Value*(llvm::Value*)>& term) {
+    return blockedSum(b, module, cascade, lanes, xr, nullptr, n, term);
   };
   std::vector<llvm::Value*> none;
   countedLoop(b, f->getArg(2), f->getArg(3), 1, none, [&](llvm::Value* row, const std::vector<llvm::Value*>&) {
     llvm::Value* at = b.CreateMul(row, n);
     llvm::Value* xr = b.CreateInBoundsGEP(t, x, at);
     llvm::Value* yr = b.CreateInBoundsGEP(t, y, at);
-    llvm::Value* mean = b.CreateFDiv(rowSum(xr, [](llvm::Value* v) { return v; }, "sum"), count);
+    llvm::Value* mean = b.CreateFDiv(rowSum(xr, [](llvm::Value* v) { return v; }), count);
     llvm::Value* meanV = splat(mean);
     llvm::Value* squares = rowSum(xr, [&](llvm::Value* v) {
       llvm::Value* d = b.CreateFSub(v, meanV);
       return b.CreateFMul(d, d);
-    }, "squares");
+    });
     llvm::Value* scale =
         b.CreateFDiv(llvm::ConstantFP::get(t, 1.0), b.CreateCall(sqrt, {b.CreateFAdd(b.CreateFDiv(squares, count), eps)}));
     llvm::Value* scaleV = splat(scale);

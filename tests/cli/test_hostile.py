@@ -178,9 +178,23 @@ def signals():
     status, err = interrupted_write(signal.SIGINT, "SIGINT")
     check("the first SIGINT stops tsl run with 'runtime error: interrupted' (exit 1)",
           status == 1 and "runtime error: interrupted" in err, f"status {status}\n{err[:400]}")
-    # Ctrl-C in a long kernel.
+    # Ctrl-C in a long kernel, in a long compiled reduction.
+    interrupted_soon(b"(println (sum (matmul (ones [6000 6000]) (ones [6000 6000]))))\n",
+                     "SIGINT stops a 6000x6000 matmul within a second (kernels poll between tiles)")
+    interrupted_soon(b"(def f (jit (fn [x] (sum (* x (reshape x [-1 1]))))))\n(f (ones [4]))\n"
+                     b"(println (f (ones [1000000])))\n",
+                     "SIGINT stops a compiled full reduction of 10^12 fused elements within a second "
+                     "(it polls after every block)")
+    interrupted_soon(b"(def f (jit (fn [x] (max (* x (reshape x [-1 1])) :axis 0))))\n(f (ones [4]))\n"
+                     b"(println (f (ones [1000000])))\n",
+                     "SIGINT stops a compiled column reduction of 10^12 fused elements within a second")
+
+
+def interrupted_soon(source, what):
+    """Runs `source` on tsl run's standard input, sends SIGINT after 1.5 s and checks that
+    the program ends with the interrupt error within a second."""
     p = subprocess.Popen([TSL, "run", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    p.stdin.write(b"(println (sum (matmul (ones [6000 6000]) (ones [6000 6000]))))\n")
+    p.stdin.write(source)
     p.stdin.close()
     p.stdin = None
     time.sleep(1.5)
@@ -192,8 +206,7 @@ def signals():
         p.kill()
         _, err = p.communicate()
     took = time.monotonic() - sent
-    check("SIGINT stops a 6000x6000 matmul within a second (kernels poll between tiles)",
-          p.returncode == 1 and b"runtime error: interrupted" in err and took < 1.0,
+    check(what, p.returncode == 1 and b"runtime error: interrupted" in err and took < 1.0,
           f"status {p.returncode} after {took:.2f}s: {err[:300]!r}")
 
 

@@ -16,11 +16,15 @@
 //    of FastMath.h (libm's would keep the loop scalar);
 //  - tsl_cvt_<from>_<to>: the runtime's element conversions (convertElement) between
 //    storage types (f16 and bf16 as their 16 bits);
+//  - tsl_cascade_push_<t>, tsl_cascade_total_<t> and their _columns_ forms: the pairwise
+//    combination of block sums (runtime/Summation.h) that generated float sums use, as the
+//    eager kernels do;
 //  - the kernels over whole tensors of compiler/cpu/kernels/Kernels.h, tsl_k_<name>_<type>.
 // Copies, fills and every elementwise loop are generated directly (compiler/cpu/Loops.cpp).
 #include "compiler/cpu/kernels/Kernels.h"
 #include "runtime/ElementwiseFunctors.h"
 #include "runtime/FastMath.h"
+#include "runtime/Summation.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -124,3 +128,18 @@ struct StorageOf<bf16> {
 #define TSL_CVT_FROM(fromTag, From, ...) TSL_STORAGE_TYPES_TO(TSL_CVT_TO, fromTag, From)
 TSL_STORAGE_TYPES(TSL_CVT_FROM)
 
+
+// ---- Blocked pairwise summation (compiler/cpu/Reductions.cpp) ----
+
+#define TSL_CASCADE(tag, T)                                                                        \
+  extern "C" void tsl_cascade_push_##tag(tsl::sums::Cascade<T>* c, T v) noexcept { c->push(v); } \
+  extern "C" T tsl_cascade_total_##tag(const tsl::sums::Cascade<T>* c) noexcept { return c->total(); } \
+  extern "C" void tsl_cascade_columns_push_##tag(T* levels, int64_t width, uint64_t* count, T* v) noexcept { \
+    tsl::sums::pushColumns(levels, width, *count, v);                                              \
+  }                                                                                                \
+  extern "C" void tsl_cascade_columns_total_##tag(const T* levels, int64_t width, uint64_t count, T* out) noexcept { \
+    tsl::sums::totalColumns(levels, width, count, out);                                            \
+  }
+TSL_CASCADE(f32, float)
+TSL_CASCADE(f64, double)
+#undef TSL_CASCADE
