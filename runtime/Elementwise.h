@@ -14,42 +14,42 @@ namespace tsl {
 /// (runtime/OpTraits.h). Every elementwise operation takes no attributes, fuses as
 /// Elementwise and is layout Agnostic (runtime/Ops.h completes its row).
 #define TSL_BINARY_OPS(X)                                                                          \
-  X(Add, "+", "add", kCommutative | kZeroAtZero)                                                   \
-  X(Sub, "-", "sub", kZeroAtZero)                                                                  \
-  X(Mul, "*", "mul", kCommutative | kZeroAtZero)                                                   \
-  X(Div, "/", "div", kFloatOnly)                                                                   \
-  X(FloorDiv, "floordiv", "floordiv", 0)                                                           \
-  X(Mod, "mod", "mod", 0)                                                                          \
+  X(Add, "+", "add", kCommutative | kZeroAtZero | kBitExact)                                       \
+  X(Sub, "-", "sub", kZeroAtZero | kBitExact)                                                      \
+  X(Mul, "*", "mul", kCommutative | kZeroAtZero | kBitExact)                                       \
+  X(Div, "/", "div", kFloatOnly | kBitExact)                                                       \
+  X(FloorDiv, "floordiv", "floordiv", kBitExact)                                                   \
+  X(Mod, "mod", "mod", kBitExact)                                                                  \
   X(Pow, "pow", "pow", kFiniteAtZero)                                                              \
-  X(Maximum, "maximum", "maximum", kCommutative | kZeroAtZero)                                     \
-  X(Minimum, "minimum", "minimum", kCommutative | kZeroAtZero)                                     \
-  X(Less, "<", "less", kBoolResult | kZeroAtZero)                                                  \
-  X(LessEqual, "<=", "less_equal", kBoolResult | kFiniteAtZero)                                    \
-  X(Greater, ">", "greater", kBoolResult | kZeroAtZero)                                            \
-  X(GreaterEqual, ">=", "greater_equal", kBoolResult | kFiniteAtZero)                              \
-  X(Equal, "==", "equal", kCommutative | kBoolResult | kFiniteAtZero)                              \
-  X(NotEqual, "!=", "not_equal", kCommutative | kBoolResult | kZeroAtZero)                         \
-  X(LogicalAnd, "logical-and", "logical_and", kCommutative | kBoolResult | kZeroAtZero)            \
-  X(LogicalOr, "logical-or", "logical_or", kCommutative | kBoolResult | kZeroAtZero)
+  X(Maximum, "maximum", "maximum", kCommutative | kZeroAtZero | kBitExact)                         \
+  X(Minimum, "minimum", "minimum", kCommutative | kZeroAtZero | kBitExact)                         \
+  X(Less, "<", "less", kBoolResult | kZeroAtZero | kBitExact)                                      \
+  X(LessEqual, "<=", "less_equal", kBoolResult | kFiniteAtZero | kBitExact)                        \
+  X(Greater, ">", "greater", kBoolResult | kZeroAtZero | kBitExact)                                \
+  X(GreaterEqual, ">=", "greater_equal", kBoolResult | kFiniteAtZero | kBitExact)                  \
+  X(Equal, "==", "equal", kCommutative | kBoolResult | kFiniteAtZero | kBitExact)                  \
+  X(NotEqual, "!=", "not_equal", kCommutative | kBoolResult | kZeroAtZero | kBitExact)             \
+  X(LogicalAnd, "logical-and", "logical_and", kCommutative | kBoolResult | kZeroAtZero | kBitExact) \
+  X(LogicalOr, "logical-or", "logical_or", kCommutative | kBoolResult | kZeroAtZero | kBitExact)
 
 #define TSL_UNARY_OPS(X)                                                                           \
-  X(Neg, "neg", "neg", kZeroAtZero)                                                                \
-  X(Abs, "abs", "abs", kZeroAtZero)                                                                \
-  X(Sign, "sign", "sign", kZeroAtZero)                                                             \
+  X(Neg, "neg", "neg", kZeroAtZero | kBitExact)                                                    \
+  X(Abs, "abs", "abs", kZeroAtZero | kBitExact)                                                    \
+  X(Sign, "sign", "sign", kZeroAtZero | kBitExact)                                                 \
   X(Exp, "exp", "exp", kFloatOnly | kFiniteAtZero)                                                 \
   X(Log, "log", "log", kFloatOnly)                                                                 \
   X(Log1p, "log1p", "log1p", kFloatOnly | kZeroAtZero)                                             \
-  X(Sqrt, "sqrt", "sqrt", kFloatOnly | kZeroAtZero)                                                \
-  X(Rsqrt, "rsqrt", "rsqrt", kFloatOnly)                                                           \
-  X(Square, "square", "square", kZeroAtZero)                                                       \
+  X(Sqrt, "sqrt", "sqrt", kFloatOnly | kZeroAtZero | kBitExact)                                    \
+  X(Rsqrt, "rsqrt", "rsqrt", kFloatOnly | kBitExact)                                               \
+  X(Square, "square", "square", kZeroAtZero | kBitExact)                                           \
   X(Sin, "sin", "sin", kFloatOnly | kZeroAtZero)                                                   \
   X(Cos, "cos", "cos", kFloatOnly | kFiniteAtZero)                                                 \
   X(Tanh, "tanh", "tanh", kFloatOnly | kZeroAtZero)                                                \
   X(Sigmoid, "sigmoid", "sigmoid", kFloatOnly | kFiniteAtZero)                                     \
-  X(Relu, "relu", "relu", kZeroAtZero)                                                             \
+  X(Relu, "relu", "relu", kZeroAtZero | kBitExact)                                                 \
   X(Gelu, "gelu", "gelu", kFloatOnly | kZeroAtZero)                                                \
   X(GeluTanh, "gelu-tanh", "gelu_tanh", kFloatOnly | kZeroAtZero)                                  \
-  X(LogicalNot, "logical-not", "logical_not", kBoolResult | kFiniteAtZero)
+  X(LogicalNot, "logical-not", "logical_not", kBoolResult | kFiniteAtZero | kBitExact)
 
 enum class BinaryOp : uint8_t {
 #define TSL_ENUM(name, text, mnemonic, flags) name,

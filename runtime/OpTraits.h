@@ -38,6 +38,10 @@ enum OpTrait : uint32_t {
                               ///< through a view (a transpose, a slice) in place, for the
                               ///< dtypes it has kernels for: the fuse pass moves such views
                               ///< into its group instead of copying them first
+  kBitExact = 1u << 13,       ///< every engine computes the same bits: exact (moves,
+                              ///< comparisons, extrema, integer arithmetic) or IEEE operations,
+                              ///< each correctly rounded (+ - * / sqrt, conversions); what the
+                              ///< differential tests compare bit for bit (docs/numerics.md)
 };
 
 /// How an operation may be fused with its neighbours (the fuse pass's rules).

@@ -32,43 +32,43 @@ namespace tsl {
 /// classes are those of runtime/OpTraits.h; the type rule and kernel are functions of
 /// runtime/OpTable.cpp (the only place that expands those two columns).
 #define TSL_OTHER_OPS(X)                                                                           \
-  X(Where, "where", "where", 3, 3, NoAttrs, Elementwise, Agnostic, kZeroAtZero, whereType, whereKernel)      \
-  X(Clip, "clip", "clip", 3, 3, NoAttrs, Elementwise, Agnostic, 0, clipType, clipKernel)           \
-  X(Cast, "astype", "astype", 1, 1, CastAttrs, Elementwise, Agnostic, kZeroAtZero, castType, castKernel)     \
+  X(Where, "where", "where", 3, 3, NoAttrs, Elementwise, Agnostic, kZeroAtZero | kBitExact, whereType, whereKernel)      \
+  X(Clip, "clip", "clip", 3, 3, NoAttrs, Elementwise, Agnostic, kBitExact, clipType, clipKernel)           \
+  X(Cast, "astype", "astype", 1, 1, CastAttrs, Elementwise, Agnostic, kZeroAtZero | kBitExact, castType, castKernel)     \
   X(Sum, "sum", "sum", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction, reduceType<ReduceOp::Sum>,  \
     reduceKernel<ReduceOp::Sum>)                                                                   \
   X(Mean, "mean", "mean", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction, reduceType<ReduceOp::Mean>, \
     reduceKernel<ReduceOp::Mean>)                                                                  \
   X(Prod, "prod", "prod", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction, reduceType<ReduceOp::Prod>, \
     reduceKernel<ReduceOp::Prod>)                                                                  \
-  X(Max, "max", "max", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction, reduceType<ReduceOp::Max>,  \
+  X(Max, "max", "max", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction | kBitExact, reduceType<ReduceOp::Max>,  \
     reduceKernel<ReduceOp::Max>)                                                                   \
-  X(Min, "min", "min", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction, reduceType<ReduceOp::Min>,  \
+  X(Min, "min", "min", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction | kBitExact, reduceType<ReduceOp::Min>,  \
     reduceKernel<ReduceOp::Min>)                                                                   \
-  X(ArgMax, "argmax", "argmax", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction,                    \
+  X(ArgMax, "argmax", "argmax", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction | kBitExact,                    \
     reduceType<ReduceOp::ArgMax>, reduceKernel<ReduceOp::ArgMax>)                                  \
-  X(ArgMin, "argmin", "argmin", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction,                    \
+  X(ArgMin, "argmin", "argmin", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kLoopReduction | kBitExact,                    \
     reduceType<ReduceOp::ArgMin>, reduceKernel<ReduceOp::ArgMin>)                                  \
   X(LogSumExp, "logsumexp", "logsumexp", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kFloatOnly,  \
     reduceType<ReduceOp::LogSumExp>, reduceKernel<ReduceOp::LogSumExp>)                            \
-  X(Reshape, "reshape", "reshape", 1, 1, ShapeAttrs, Injective, LayoutDemanding, kView | kSameOrder, reshapeType,   \
+  X(Reshape, "reshape", "reshape", 1, 1, ShapeAttrs, Injective, LayoutDemanding, kView | kSameOrder | kBitExact, reshapeType,   \
     reshapeKernel)                                                                                 \
-  X(Transpose, "transpose", "transpose", 1, 1, PermAttrs, Injective, AxisSensitive, kView,             \
+  X(Transpose, "transpose", "transpose", 1, 1, PermAttrs, Injective, AxisSensitive, kView | kBitExact,             \
     transposeType, transposeKernel)                                                                \
-  X(BroadcastTo, "broadcast-to", "broadcast_to", 1, 1, ShapeAttrs, Injective, AxisSensitive, kView,    \
+  X(BroadcastTo, "broadcast-to", "broadcast_to", 1, 1, ShapeAttrs, Injective, AxisSensitive, kView | kBitExact,    \
     broadcastToType, broadcastToKernel)                                                            \
-  X(ExpandDims, "expand-dims", "expand_dims", 1, 1, AxisAttrs, Injective, AxisSensitive, kView | kSameOrder,        \
+  X(ExpandDims, "expand-dims", "expand_dims", 1, 1, AxisAttrs, Injective, AxisSensitive, kView | kSameOrder | kBitExact,        \
     expandDimsType, expandDimsKernel)                                                              \
-  X(Squeeze, "squeeze", "squeeze", 1, 1, AxesAttrs, Injective, AxisSensitive, kView | kSameOrder, squeezeType,      \
+  X(Squeeze, "squeeze", "squeeze", 1, 1, AxesAttrs, Injective, AxisSensitive, kView | kSameOrder | kBitExact, squeezeType,      \
     squeezeKernel)                                                                                 \
-  X(Slice, "slice", "slice", 1, 1, SliceAttrs, Injective, AxisSensitive, kView, sliceType, sliceKernel) \
-  X(Index, "get", "index", 1, 1, IndexAttrs, Injective, AxisSensitive, kView, indexType, indexKernel)  \
-  X(Concat, "concat", "concat", 1, -1, AxisAttrs, Injective, AxisSensitive, 0, concatType,         \
+  X(Slice, "slice", "slice", 1, 1, SliceAttrs, Injective, AxisSensitive, kView | kBitExact, sliceType, sliceKernel) \
+  X(Index, "get", "index", 1, 1, IndexAttrs, Injective, AxisSensitive, kView | kBitExact, indexType, indexKernel)  \
+  X(Concat, "concat", "concat", 1, -1, AxisAttrs, Injective, AxisSensitive, kBitExact, concatType,         \
     concatKernel)                                                                                  \
-  X(Stack, "stack", "stack", 1, -1, AxisAttrs, Injective, AxisSensitive, 0, stackType, stackKernel) \
-  X(Pad, "pad", "pad", 1, 1, PadAttrs, Injective, AxisSensitive, 0, padType, padKernel)            \
-  X(Take, "take", "take", 2, 2, AxisAttrs, Injective, AxisSensitive, 0, takeType, takeKernel)      \
-  X(OneHot, "one-hot", "one_hot", 1, 1, CountAttrs, Injective, AxisSensitive, 0, oneHotType,       \
+  X(Stack, "stack", "stack", 1, -1, AxisAttrs, Injective, AxisSensitive, kBitExact, stackType, stackKernel) \
+  X(Pad, "pad", "pad", 1, 1, PadAttrs, Injective, AxisSensitive, kBitExact, padType, padKernel)            \
+  X(Take, "take", "take", 2, 2, AxisAttrs, Injective, AxisSensitive, kBitExact, takeType, takeKernel)      \
+  X(OneHot, "one-hot", "one_hot", 1, 1, CountAttrs, Injective, AxisSensitive, kBitExact, oneHotType,       \
     oneHotKernel)                                                                                  \
   X(MatMul, "matmul", "matmul", 2, 2, NoAttrs, Contraction, LayoutDemanding, kLayoutFromData | kReadsViews, matmulType, \
     matmulKernel)                                                                                  \
@@ -90,12 +90,12 @@ namespace tsl {
   X(CrossEntropy, "cross-entropy", "cross_entropy", 2, 2, NoAttrs, Reduction, AxisSensitive,       \
     kFloatOnly, crossEntropyType, crossEntropyKernel)                                              \
   X(Mse, "mse", "mse", 2, 2, NoAttrs, Reduction, AxisSensitive, 0, mseType, mseKernel)             \
-  X(Full, "full", "full", 0, 0, FullAttrs, Opaque, Agnostic, kCreation, fullType, fullKernel)      \
+  X(Full, "full", "full", 0, 0, FullAttrs, Opaque, Agnostic, kCreation | kBitExact, fullType, fullKernel)      \
   X(Arange, "arange", "arange", 0, 0, ArangeAttrs, Opaque, Agnostic, kCreation, arangeType,        \
     arangeKernel)                                                                                  \
   X(Linspace, "linspace", "linspace", 0, 0, LinspaceAttrs, Opaque, Agnostic, kCreation,            \
     linspaceType, linspaceKernel)                                                                  \
-  X(Eye, "eye", "eye", 0, 0, EyeAttrs, Opaque, Agnostic, kCreation, eyeType, eyeKernel)            \
+  X(Eye, "eye", "eye", 0, 0, EyeAttrs, Opaque, Agnostic, kCreation | kBitExact, eyeType, eyeKernel)            \
   X(RngKey, "rng-key", "rng_key", 0, 0, SeedAttrs, Opaque, Agnostic, kCreation, rngKeyType,        \
     rngKeyKernel)                                                                                  \
   X(RngSplit, "rng-split", "rng_split", 1, 1, CountAttrs, Opaque, LayoutDemanding, kRandom,        \
@@ -106,9 +106,9 @@ namespace tsl {
     randomType, randNormalKernel)                                                                  \
   X(Dropout, "dropout", "dropout", 2, 2, RateAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly, \
     dropoutType, dropoutKernel)                                                                    \
-  X(StopGradient, "stop-gradient", "stop_gradient", 1, 1, NoAttrs, Elementwise, Agnostic, kSameOrder | kZeroAtZero,       \
+  X(StopGradient, "stop-gradient", "stop_gradient", 1, 1, NoAttrs, Elementwise, Agnostic, kSameOrder | kZeroAtZero | kBitExact,       \
     stopGradientType, stopGradientKernel)                                                          \
-  X(SliceGrad, "slice-grad", "slice_grad", 1, 1, SliceGradAttrs, Opaque, AxisSensitive, 0,         \
+  X(SliceGrad, "slice-grad", "slice_grad", 1, 1, SliceGradAttrs, Opaque, AxisSensitive, kBitExact,         \
     sliceGradType, sliceGradKernel)                                                                \
   X(TakeGrad, "take-grad", "take_grad", 2, 2, TakeGradAttrs, Opaque, AxisSensitive, kFloatOnly,    \
     takeGradType, takeGradKernel)                                                                  \
@@ -120,9 +120,9 @@ namespace tsl {
     LayoutDemanding, kFloatOnly, maxPoolGradType, maxPoolGradKernel)                               \
   X(AvgPool2dGrad, "avg-pool2d-grad", "avg_pool2d_grad", 1, 1, Pool2dGradAttrs, Opaque,            \
     LayoutDemanding, kFloatOnly, avgPoolGradType, avgPoolGradKernel)                               \
-  X(ToLayout, "to-layout", "to_layout", 1, 1, LayoutAttrs, Opaque, Converting, 0, layoutType,        \
+  X(ToLayout, "to-layout", "to_layout", 1, 1, LayoutAttrs, Opaque, Converting, kBitExact, layoutType,        \
     layoutKernel)                                                                                  \
-  X(Transdata, "transdata", "transdata", 1, 1, LayoutAttrs, Opaque, Converting, 0, layoutType,       \
+  X(Transdata, "transdata", "transdata", 1, 1, LayoutAttrs, Opaque, Converting, kBitExact, layoutType,       \
     layoutKernel)
 
 enum class OpKind : uint16_t {

@@ -6,6 +6,7 @@
 #include "runtime/Views.h"
 
 #include <cmath>
+#include <cstring>
 #include <cstdlib>
 #include <iostream>
 
@@ -24,7 +25,21 @@ double tolerance(DType dtype, bool native) {
   return 1e-6;
 }
 
-std::string compareTensors(const Tensor& a, const Tensor& b, bool native) {
+/// Whether every operation of the lowered module computes the same bits on every engine
+/// (kBitExact: IEEE operations correctly rounded, moves, comparisons, extrema...): then
+/// its floats are compared bit for bit, not within a tolerance. Calls of the module's
+/// own functions and control flow keep it exact; anything else does not.
+bool bitExact(const ir::Module& module) {
+  bool exact = true;
+  for (const auto& f : module.functions())
+    ir::walk(f->body(), [&](ir::Operation& op) {
+      if (op.code().primitive) exact &= opInfo(op.code().kind).has(kBitExact);
+      else exact &= !op.code().is(ir::Structural::Fused) && !op.code().is(ir::Structural::Raise);
+    });
+  return exact;
+}
+
+std::string compareTensors(const Tensor& a, const Tensor& b, bool native, bool exact) {
   const DType da = concreteDType(a.typeKey()), db = concreteDType(b.typeKey());
   // A bare number is of no dtype in particular: in compiled code it may have taken the
   // dtype of the branch it was merged with, as long as it is of the same kind.
@@ -45,6 +60,10 @@ std::string compareTensors(const Tensor& a, const Tensor& b, bool native) {
         if (std::isfinite(p[i])) scale = std::max(scale, std::abs(p[i]));
     const double rtol = tolerance(da, native);
     for (int64_t i = 0; i < n; ++i) {
+      if (exact) { // the same bits (f64 holds every narrower float exactly), or both NaN
+        if ((std::isnan(p[i]) && std::isnan(q[i])) || std::memcmp(&p[i], &q[i], sizeof(double)) == 0) continue;
+        return cat("element ", i, ": ", p[i], " (eager) vs ", q[i], " (jit), which must be bit for bit equal");
+      }
       if (p[i] == q[i] || (std::isnan(p[i]) && std::isnan(q[i]))) continue;
       if (std::abs(p[i] - q[i]) <= rtol * (std::max(std::abs(p[i]), std::abs(q[i])) + scale)) continue;
       return cat("element ", i, ": ", p[i], " (eager) vs ", q[i], " (jit)");
@@ -89,14 +108,14 @@ constexpr size_t kMaxComparedLeaves = 1000;
 
 } // namespace
 
-std::string compareResults(const Value& eager, const Value& jit, bool native) {
+std::string compareResults(const Value& eager, const Value& jit, bool native, bool exact) {
   std::vector<Value> leavesA, leavesB;
   const TreeShape a = TreeShape::flatten(eager, leavesA), b = TreeShape::flatten(jit, leavesB);
   if (!a.sameAs(b) || leavesA.size() != leavesB.size())
     return cat("structure: ", printValue(eager, true).substr(0, 80), " (eager) vs ", printValue(jit, true).substr(0, 80),
                " (jit)");
   for (size_t i = 0; i < leavesA.size(); ++i) {
-    const std::string why = compareTensors(leavesA[i].tensor(), leavesB[i].tensor(), native);
+    const std::string why = compareTensors(leavesA[i].tensor(), leavesB[i].tensor(), native, exact);
     if (!why.empty()) return cat("leaf ", i, ": ", why);
   }
   return "";
@@ -123,9 +142,11 @@ void installDifferential(Evaluator& evaluator, std::ostringstream& output, Diffe
           ++stats.impure;
           break;
         }
+        const bool exact = bitExact(*lowered.module);
         compileLowered(evaluator, lowered, target);
         const Value compiled = lowered.run(evaluator, args, span);
-        const std::string why = compareResults(result, compiled, target == std::string("cpu"));
+        if (exact) ++stats.bitExact;
+        const std::string why = compareResults(result, compiled, target == std::string("cpu"), exact);
         if (!why.empty()) stats.failures.push_back(cat(where, "jit :", target, " differs from eager: ", why));
         ++stats.compared;
       } catch (const ExitRequest&) {

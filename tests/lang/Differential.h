@@ -28,6 +28,7 @@ struct DifferentialStats {
   int notJittable = 0;
   int impure = 0;
   int tooLarge = 0; ///< calls not compared: more than 1000 leaves in their arguments
+  int bitExact = 0; ///< comparisons made bit for bit
   std::vector<std::string> failures; ///< "LINE:COL: what differed"
 };
 
@@ -35,7 +36,8 @@ struct DifferentialStats {
 /// contents are restored after each lowering (which may print).
 void installDifferential(Evaluator& evaluator, std::ostringstream& output, DifferentialStats& stats);
 
-/// Why two results differ, or empty if they match (`native`: :cpu's float tolerance).
-std::string compareResults(const Value& eager, const Value& jit, bool native = false);
+/// Why two results differ, or empty if they match (`native`: :cpu's float tolerance;
+/// `exact`: floats bit for bit).
+std::string compareResults(const Value& eager, const Value& jit, bool native = false, bool exact = false);
 
 } // namespace tsl::testing

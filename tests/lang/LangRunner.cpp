@@ -159,7 +159,8 @@ int runFile(const std::string& path) {
     }
   }
   std::cout << path << ": " << cases - failures << "/" << cases << " cases passed; jit :interp and :cpu agreed on " << jit.compared
-            << " calls (" << jit.notJittable << " not jittable, " << jit.impure << " impure, " << jit.tooLarge
+            << " calls (" << jit.bitExact << " bit for bit; " << jit.notJittable << " not jittable, " << jit.impure
+            << " impure, " << jit.tooLarge
             << " too large, " << jitFailures
             << " differed)\n";
   return failures == 0 && jitFailures == 0 ? 0 : 1;
