@@ -492,8 +492,13 @@ def main():
     check("random bytes as a program are a syntax error", r.rc == 1 and "syntax error" in r.err, str(r))
     write("dev.txt", "preset = 910a\nl0a.bytes = 100\n")
     r = tsl("run", "--tc-device=dev.txt", "tc.tsl")
-    check("a device file that does not validate is a value error naming the file and the key",
-          r.rc == 1 and "value error: dev.txt: l0a.bytes must hold a fractal" in r.err, str(r))
+    check("a device file that does not validate is an io error at the file, line and column of the value",
+          r.rc == 1 and "dev.txt:2:13: io error: l0a.bytes must hold a fractal" in r.err, str(r))
+    write("slow.txt", "# a device whose latency would overflow the timing\nlatency = 9223372036854775807\n")
+    r = tsl("run", "--tc-device=slow.txt", "tc.tsl")
+    check("a device latency beyond its range is refused at its line, before anything is timed",
+          r.rc == 1 and "slow.txt:2:11: io error: latency must be 0 to 1048576, got 9223372036854775807" in r.err
+          and "cycles" not in r.err, str(r))
 
     # --- tsl without a terminal: a plain read-eval-print loop over stdin ------------------------
     r = tsl(stdin=b"(+ 1 2)\n(def x 41)\n(inc x)\nnope\n(+ 2 2)\n")
