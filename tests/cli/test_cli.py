@@ -481,7 +481,23 @@ def main():
           r.rc == 0 and '"l0c-gm": 0' in r.err and '"ub-gm": 8192' in r.err, str(r))
     write("huge.tc", ".gm %0 a f32 1099511627776 in\n.gm %1 c f32 16 out\n")
     r = tsl("tc-run", "huge.tc")
-    check("tc-run refuses GM tensors over 1 GiB with a value error", r.rc == 1 and "value error: tc-run" in r.err, str(r))
+    check("tc-run refuses GM tensors over 1 GiB with a value error at the .gm line's size",
+          r.rc == 1 and "huge.tc:1:14: value error: tc-run: GM tensor %0 brings the program's GM tensors to "
+          "4398046511104 bytes; tc-run allows 1 GiB" in r.err and "^~~~" in r.err, str(r))
+    write("many.tc", ".gm %0 a f32 16 in\n.gm %1 b f32 134217728 in\n.gm %2 c f32 134217728 out\n")
+    r = tsl("tc-run", "many.tc")
+    check("tc-run points at the GM tensor that takes the program past 1 GiB",
+          r.rc == 1 and "many.tc:3:14: value error: tc-run: GM tensor %2 brings the program's GM tensors to "
+          "1073741888 bytes" in r.err, str(r))
+    np_path = os.path.join(WORK, "short.npy")
+    with open(np_path, "wb") as f:  # a .npy of 3 float32, written by hand
+        header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"
+        header += " " * (63 - (10 + len(header)) % 64) + "\n"
+        f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(12))
+    write("small.tc", "; a program\n.gm %0 a f32 16 in\n.gm %1 c f32 16 out\n")
+    r = tsl("tc-run", "small.tc", "--in", "0=" + np_path)
+    check("tc-run --in with a .npy of another size is a value error at the GM tensor's .gm line",
+          r.rc == 1 and "small.tc:2:14: value error: tc-run: " in r.err and "but %0 is 16 elements of f32" in r.err, str(r))
     write("sizes.tc", ".gm %0 a f32 16 in\ncopy_gm_to_l1 dst=0 src=%0 rows=1099511627776 cols=1099511627776\n"
                       "mmad c=0 a=0 b=0 m=1099511627776 k=1099511627776 n=1099511627776\n")
     r = tsl("tc-run", "sizes.tc")
