@@ -433,7 +433,24 @@ def main():
     check("tsl run --tc-stats prints the tensor core's counters as JSON",
           r.rc == 0 and stats is not None and stats["macs"] == 64 * 48 * 32
           and stats["cube_cycles"] <= stats["cycles"] <= stats["serial_cycles"]
-          and set(stats["bytes"]) == {"gm-l1", "gm-ub", "l1-l0a", "l1-l0b", "l0c-gm", "l0c-ub", "ub-gm"}, str(r))
+          and set(stats["bytes"]) == {"gm_l1", "gm_ub", "l1_l0a", "l1_l0b", "l0c_gm", "l0c_ub", "ub_gm"}, str(r))
+    # The JSON's keys are (tc-stats)'s, snake_case, at every level.
+    write("keys.tsl", "(def f (jit (fn [a b] (matmul a b)) :target :tc))\n(f (ones [16 16]) (ones [16 16]))\n"
+                      "(def s (tc-stats :total))\n"
+                      "(println (str (keys s)))\n"
+                      "(doseq [k [:bytes :busy :stall :peak :numerics]] (println (str k \" \" (keys (get s k)))))\n")
+    r = tsl("run", "--tc-stats", "keys.tsl")
+    lines = r.out.strip().splitlines()
+    try:
+        key_stats = json.loads(r.err.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        key_stats = None
+    def snake(words):
+        return [w.lstrip(":").replace("-", "_") for w in re.findall(r":[a-z0-9-]+", words)]
+    want_nested = {line.split()[0].lstrip(":"): snake(" ".join(line.split()[1:])) for line in lines[1:]}
+    check("--tc-stats JSON has (tc-stats)'s keys in snake_case, nested maps too",
+          r.rc == 0 and key_stats is not None and sorted(key_stats) == sorted(snake(lines[0])) and len(want_nested) == 5
+          and all(sorted(key_stats[k]) == sorted(v) for k, v in want_nested.items()), str(r))
     trace = None
     try:
         with open(os.path.join(WORK, "trace.json")) as f:
@@ -478,7 +495,7 @@ def main():
           r.rc == 1 and "bad.tc:2:1: syntax error: tc: mmad needs n=" in r.err, str(r))
     r = tsl("run", "--tc-device=910a", "--tc-stats", "tc.tsl")
     check("--tc-device=910a drains L0C through UB and MTE3 (no FIXPIPE)",
-          r.rc == 0 and '"l0c-gm": 0' in r.err and '"ub-gm": 8192' in r.err, str(r))
+          r.rc == 0 and '"l0c_gm": 0' in r.err and '"ub_gm": 8192' in r.err, str(r))
     write("huge.tc", ".gm %0 a f32 1099511627776 in\n.gm %1 c f32 16 out\n")
     r = tsl("tc-run", "huge.tc")
     check("tc-run refuses GM tensors over 1 GiB with a value error at the .gm line's size",

@@ -397,8 +397,10 @@ def main_session(home, work):
         evaluate(repl, "(shape ((jit (fn [a b] (matmul a b)) :target :tc) (ones [16 16]) (ones [16 16])))", r"\[16 16\]",
                  "a matmul runs on :tc from the REPL")
         repl.send(":tc-stats\r")
-        check(":tc-stats prints the last call's counters as JSON",
-              repl.expect(r'"macs": 4096') is not None and repl.expect_prompt() is not None, repl.recent())
+        check(":tc-stats prints the last call's counters as (tc-stats)'s map, a key a line",
+              repl.expect(r"^\{:cycles \d+,$") is not None and repl.expect(r"^ :serial-cycles \d+,$") is not None
+              and repl.expect(r"^ :macs 4096,$") is not None and repl.expect(r"^ :bytes \{:gm-l1 \d+, :gm-ub")
+              and repl.expect(r"^ :tilings \[.*\]\}$") is not None and repl.expect_prompt() is not None, repl.recent())
         # Ctrl-C in a long emulation (a 4096³ matmul on the emulated tensor core takes seconds).
         repl.send("((jit (fn [a b] (matmul a b)) :target :tc) (ones [4096 4096]) (ones [4096 4096]))\r")
         repl.expect(r"\(ones \[4096 4096\]\)\)\n")
