@@ -72,22 +72,27 @@ private:
   bool active_ = false;
 };
 
-/// Evaluates `text` form by form, printing each value. Returns false to end the session.
-bool evaluate(Engine& engine, const std::string& text, int& exitCode) {
+/// How an evaluation ended.
+enum class Outcome { Done, Failed, Exit };
+
+/// Evaluates `text` form by form, printing each value, or the error that stopped it.
+Outcome evaluate(Engine& engine, const std::string& text, int& exitCode) {
   KeepTypeAhead keep;
   try {
     engine.evalEach(text, "<repl>", [&](const Value& value) { std::cout << engine.print(value) << std::endl; });
   } catch (const Error& e) {
     std::cout << std::flush;
     std::cerr << engine.describe(e) << std::flush;
+    return Outcome::Failed;
   } catch (const std::bad_alloc&) { // printing a value too large for memory, say
     std::cout << std::flush;
     std::cerr << "runtime error: out of memory\n" << std::flush;
+    return Outcome::Failed;
   } catch (const ExitRequest& request) {
     exitCode = request.code;
-    return false;
+    return Outcome::Exit;
   }
-  return true;
+  return Outcome::Done;
 }
 
 /// A printed map with each top-level entry on a line of its own:
@@ -171,11 +176,13 @@ bool command(Engine& engine, const std::string& line, int& exitCode, bool& handl
       return true;
     }
     const auto start = std::chrono::steady_clock::now();
-    const bool goOn = evaluate(engine, argument, exitCode);
+    const Outcome outcome = evaluate(engine, argument, exitCode);
+    // Only what finished is timed: after an error the error is all there is to say.
+    if (outcome != Outcome::Done) return outcome != Outcome::Exit;
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::cout << "; " << (ms < 10 ? std::to_string(ms).substr(0, 5) : std::to_string(static_cast<int64_t>(ms + 0.5)))
               << " ms" << std::endl;
-    return goOn;
+    return true;
   }
   if (name == ":doc") {
     if (argument.empty() || argument.find_first_of(" \t()") != std::string::npos) {
@@ -269,7 +276,7 @@ int runRepl(Engine& engine) {
     const std::string text = std::move(pending);
     pending.clear();
     if (text.find_first_not_of(" \t\n") == std::string::npos) continue;
-    if (!evaluate(engine, text, exitCode)) break;
+    if (evaluate(engine, text, exitCode) == Outcome::Exit) break;
   }
   activeEngine = nullptr;
   return exitCode;

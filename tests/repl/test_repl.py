@@ -387,6 +387,18 @@ def main_session(home, work):
         check(":time prints the value, then the time it took",
               repl.expect(r"^3$") is not None and repl.expect(r"^; [0-9.]+ ms$") is not None
               and repl.expect_prompt() is not None, repl.recent())
+        start = repl.pos
+        repl.send(":time (+ 1\r")
+        error = repl.expect(r"syntax error: unclosed '\('")
+        prompt = repl.expect_prompt()
+        check(":time of a form with a syntax error prints only the error, no timing",
+              error is not None and prompt is not None and " ms\n" not in repl.text()[start:], repl.recent())
+        start = repl.pos
+        repl.send(":time (/ 1 (first []))\r")
+        error = repl.expect(r"error")
+        prompt = repl.expect_prompt()
+        check(":time of a form that fails when run prints only the error",
+              error is not None and prompt is not None and " ms\n" not in repl.text()[start:], repl.recent())
 
         # :tc shows the tensor-core program of a function's contraction; :tc-stats what the
         # last :tc call did.
