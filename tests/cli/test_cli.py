@@ -319,6 +319,12 @@ def main():
     r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=asm", "--target-cpu=no-such-cpu")
     check("compile --target-cpu with an unknown CPU is a value error naming it",
           r.rc == 1 and "value error: unknown CPU 'no-such-cpu'" in r.err, str(r))
+    r = tsl("compile", model, "--entry", "predict", "--sig", "w:f32[3 2],x:f32[4,3]")
+    check("compile --sig with a space inside a size is a value error naming the item (not f32[32])",
+          r.rc == 1 and "value error: bad signature item 'w:f32[3 2]'" in r.err, str(r))
+    r = tsl("compile", model, "--entry", "predict", "--sig", "w: f32[3, 2], x: f32[4, 3]")
+    check("compile --sig allows spaces after commas and colons",
+          r.rc == 0 and "f32[3,2]" in r.out and "f32[4,3]" in r.out, str(r))
     r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=header")
     check("compile --emit=header declares the C entry over buffers and its error function",
           r.rc == 0 and "int32_t predict(const float* w, const float* x, float* result0);" in r.out
