@@ -238,7 +238,8 @@ std::string Signature::difference(const Signature& other) const {
       size_t a = posA, b = posB;
       describeTree(args[i], *this, a, was);
       describeTree(other.args[i], other, b, now);
-      reasons.push_back(cat("argument ", i + 1, " has another structure or static value: ", now, ", was ", was));
+      // Counted from 0, as :static and :argnums count them.
+      reasons.push_back(cat("argument ", i, " has another structure or static value: ", now, ", was ", was));
     } else {
       for (size_t k = 0; k < leavesA; ++k) {
         const ir::Type& was = leaves[posA + k];
