@@ -319,6 +319,12 @@ def main():
     r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=asm", "--target-cpu=no-such-cpu")
     check("compile --target-cpu with an unknown CPU is a value error naming it",
           r.rc == 1 and "value error: unknown CPU 'no-such-cpu'" in r.err, str(r))
+    for cpu in ("i686", "i386", "pentium4", "yonah", "geode"):
+        r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=asm", f"--target-cpu={cpu}")
+        check(f"compile --target-cpu={cpu} (32-bit only) is refused like an unknown CPU, not an LLVM abort",
+              r.rc == 1 and f"value error: CPU '{cpu}' cannot run 64-bit code" in r.err, str(r))
+    r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=asm", "--target-cpu=core2")
+    check("compile --target-cpu=core2 (an old 64-bit CPU) still compiles", r.rc == 0 and "predict:" in r.out, clip(str(r)))
     r = tsl("compile", model, "--entry", "predict", "--sig", "w:f32[3 2],x:f32[4,3]")
     check("compile --sig with a space inside a size is a value error naming the item (not f32[32])",
           r.rc == 1 and "value error: bad signature item 'w:f32[3 2]'" in r.err, str(r))
