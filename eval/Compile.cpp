@@ -12,12 +12,20 @@
 #include "parser/Syntax.h"
 
 #include <algorithm>
+#include <cctype>
 #include <unordered_set>
 #include <iostream>
 
 namespace tsl {
 
 namespace {
+
+/// `s` without the spaces around it, for messages.
+std::string_view trimmed(std::string_view s) {
+  const size_t first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
 
 std::string functionName(const Value& fn) {
   if (fn.isFunction() && !fn.function().name().empty()) return ir::irName(fn.function().name());
@@ -230,7 +238,8 @@ std::string Signature::difference(const Signature& other) const {
       size_t a = posA, b = posB;
       describeTree(args[i], *this, a, was);
       describeTree(other.args[i], other, b, now);
-      reasons.push_back(cat("argument ", i + 1, " has another structure or static value: ", now, ", was ", was));
+      // Counted from 0, as :static and :argnums count them.
+      reasons.push_back(cat("argument ", i, " has another structure or static value: ", now, ", was ", was));
     } else {
       for (size_t k = 0; k < leavesA; ++k) {
         const ir::Type& was = leaves[posA + k];
@@ -342,27 +351,42 @@ void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& t
 }
 
 void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types) {
-  std::vector<std::string> items;
-  std::string current;
+  // Items are separated by the commas outside brackets.
+  std::vector<std::string_view> items;
   int depth = 0;
-  for (char c : text) {
-    if (c == '[') ++depth;
-    if (c == ']') --depth;
-    if (c == ',' && depth == 0) {
-      items.push_back(current);
-      current.clear();
-    } else if (!std::isspace(static_cast<unsigned char>(c))) {
-      current += c;
+  size_t start = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '[') ++depth;
+    if (text[i] == ']') --depth;
+    if (text[i] == ',' && depth == 0) {
+      items.push_back(text.substr(start, i - start));
+      start = i + 1;
     }
   }
-  if (!current.empty() || !items.empty()) items.push_back(current);
-  for (const std::string& item : items) {
+  if (start < text.size() || !items.empty()) items.push_back(text.substr(start));
+  auto isSpace = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
+  auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '*'; };
+  for (std::string_view raw : items) {
+    // Spaces may surround the punctuation ("x: f32[2, 3]") but never split a word or a
+    // number: "f32[2 3]" is not f32[23].
+    std::string item;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (!isSpace(raw[i])) {
+        item += raw[i];
+        continue;
+      }
+      size_t next = i;
+      while (next < raw.size() && isSpace(raw[next])) ++next;
+      if (!item.empty() && next < raw.size() && isWord(item.back()) && isWord(raw[next]))
+        fail(ErrorKind::Value, "bad signature item '", trimmed(raw), "': a space inside a name, type or size");
+      i = next - 1;
+    }
     const size_t colon = item.find(':');
     const std::string name = colon == std::string::npos ? "" : item.substr(0, colon);
     const std::string typeText = colon == std::string::npos ? item : item.substr(colon + 1);
     const std::optional<ir::Type> type = ir::parseType(typeText);
     if (!type || (colon != std::string::npos && name.empty()))
-      fail(ErrorKind::Value, "bad signature item '", item, "': expected NAME:TYPE such as x:f32[128,64] or n:i64");
+      fail(ErrorKind::Value, "bad signature item '", trimmed(raw), "': expected NAME:TYPE such as x:f32[128,64] or n:i64");
     names.push_back(name);
     types.push_back(*type);
   }

@@ -117,6 +117,8 @@ void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& t
                     const std::vector<bool>& donated = {}, const std::string& tcDtype = {});
 
 /// Parses "x:f32[128,64],y:i64[128]" (names optional: "f32[2],i64") into names and types.
+/// Spaces may surround the punctuation ("x: f32[2, 3]") but not split a name, dtype or
+/// size; a malformed item is a value error naming it.
 void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types);
 
 /// The compiled versions of one `jit` function.

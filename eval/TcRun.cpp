@@ -51,15 +51,21 @@ std::string Engine::tcTrace() {
 
 Engine::TcRunResult Engine::runTcProgram(std::string_view text, std::string_view fileName, const TcRunOptions& options) {
   using namespace compiler::tc;
+  impl_->sources().add(fileName, std::string(text)); // errors show the program's line
   const Program program = parseProgram(text, fileName);
   const Device device = deviceFor(options.device);
-  // GM tensors: inputs with a fixed pattern (or from .npy), everything else zeroed.
+  // GM tensors: inputs with a fixed pattern (or from .npy), everything else zeroed. The
+  // first tensor past the limit is the error (each is at most 2^43 bytes: no overflow).
   std::vector<std::vector<uint8_t>> memory;
   std::vector<GmView> views;
+  constexpr int64_t kMaxGmBytes = int64_t{1} << 30;
   int64_t total = 0;
-  for (const GmTensor& g : program.gm) total += g.elements * tySize(g.ty); // each ≤ 2^40 elements
-  if (total > (int64_t{1} << 30))
-    fail(ErrorKind::Value, "tc-run: the program's GM tensors take ", total, " bytes; tc-run allows 1 GiB");
+  for (size_t i = 0; i < program.gm.size(); ++i) {
+    total += program.gm[i].elements * tySize(program.gm[i].ty);
+    if (total > kMaxGmBytes)
+      failAt(program.gmSpans[i], ErrorKind::Value, "tc-run: GM tensor %", i, " brings the program's GM tensors to ", total,
+             " bytes; tc-run allows 1 GiB (", kMaxGmBytes, " bytes)");
+  }
   for (size_t i = 0; i < program.gm.size(); ++i) {
     const GmTensor& g = program.gm[i];
     std::vector<uint8_t> bytes(static_cast<size_t>(g.elements * tySize(g.ty)), 0);
@@ -85,8 +91,8 @@ Engine::TcRunResult Engine::runTcProgram(std::string_view text, std::string_view
     const GmTensor& g = program.gm[static_cast<size_t>(index)];
     const Tensor t = loadNpy(path);
     if (hostType(g.ty) != t.dtype() || t.numel() != g.elements)
-      fail(ErrorKind::Value, "tc-run: ", path, " holds ", TensorType::of(t).str(), ", but %", index, " is ",
-           g.elements, " elements of ", tyName(g.ty));
+      failAt(program.gmSpans[static_cast<size_t>(index)], ErrorKind::Value, "tc-run: ", path, " holds ",
+             TensorType::of(t).str(), ", but %", index, " is ", g.elements, " elements of ", tyName(g.ty));
     const Tensor dense = t.isContiguous() ? t : contiguous(t);
     std::memcpy(memory[static_cast<size_t>(index)].data(), dense.data(), memory[static_cast<size_t>(index)].size());
   }

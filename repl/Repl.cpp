@@ -40,7 +40,7 @@ const char* kHelp = R"(TSL REPL commands:
   :time expr        evaluate expr, then say how long it took
   :doc name         the documentation of a function, primitive or builtin
   :tc (f x ...)     the tensor-core programs :tc runs for f's contractions at x ...
-  :tc-stats         what the tensor core did in the last :tc call (cycles, bytes, ...)
+  :tc-stats         what the tensor core did in the last :tc call: (tc-stats), a key a line
 Enter any TSL form to evaluate it; unfinished forms continue on the next line.
 Ctrl-C abandons the current input or stops a running evaluation.
 )";
@@ -72,22 +72,56 @@ private:
   bool active_ = false;
 };
 
-/// Evaluates `text` form by form, printing each value. Returns false to end the session.
-bool evaluate(Engine& engine, const std::string& text, int& exitCode) {
+/// How an evaluation ended.
+enum class Outcome { Done, Failed, Exit };
+
+/// Evaluates `text` form by form, printing each value, or the error that stopped it.
+Outcome evaluate(Engine& engine, const std::string& text, int& exitCode) {
   KeepTypeAhead keep;
   try {
     engine.evalEach(text, "<repl>", [&](const Value& value) { std::cout << engine.print(value) << std::endl; });
   } catch (const Error& e) {
     std::cout << std::flush;
     std::cerr << engine.describe(e) << std::flush;
+    return Outcome::Failed;
   } catch (const std::bad_alloc&) { // printing a value too large for memory, say
     std::cout << std::flush;
     std::cerr << "runtime error: out of memory\n" << std::flush;
+    return Outcome::Failed;
   } catch (const ExitRequest& request) {
     exitCode = request.code;
-    return false;
+    return Outcome::Exit;
   }
-  return true;
+  return Outcome::Done;
+}
+
+/// A printed map with each top-level entry on a line of its own:
+///   {:cycles 36,
+///    :serial-cycles 36, ...}
+/// An entry starts at a keyword at the map's own level, outside strings; the values of
+/// the maps this is for (tc-stats) are never keywords.
+std::string entryPerLine(const std::string& printed) {
+  std::string out;
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < printed.size(); ++i) {
+    const char c = printed[i];
+    if (inString) {
+      if (c == '\\' && i + 1 < printed.size()) out += printed[i++];
+      else if (c == '"') inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '{' || c == '[' || c == '(') {
+      ++depth;
+    } else if (c == '}' || c == ']' || c == ')') {
+      --depth;
+    } else if (c == ' ' && depth == 1 && i + 1 < printed.size() && printed[i + 1] == ':') {
+      out += "\n ";
+      continue;
+    }
+    out += c;
+  }
+  return out;
 }
 
 /// `:ir (f x ...)`, `:graph`, `:llvm` and `:asm`: evaluates f and the arguments, then
@@ -142,11 +176,13 @@ bool command(Engine& engine, const std::string& line, int& exitCode, bool& handl
       return true;
     }
     const auto start = std::chrono::steady_clock::now();
-    const bool goOn = evaluate(engine, argument, exitCode);
+    const Outcome outcome = evaluate(engine, argument, exitCode);
+    // Only what finished is timed: after an error the error is all there is to say.
+    if (outcome != Outcome::Done) return outcome != Outcome::Exit;
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::cout << "; " << (ms < 10 ? std::to_string(ms).substr(0, 5) : std::to_string(static_cast<int64_t>(ms + 0.5)))
               << " ms" << std::endl;
-    return goOn;
+    return true;
   }
   if (name == ":doc") {
     if (argument.empty() || argument.find_first_of(" \t()") != std::string::npos) {
@@ -161,7 +197,16 @@ bool command(Engine& engine, const std::string& line, int& exitCode, bool& handl
     return true;
   }
   if (name == ":tc-stats") {
-    std::cout << engine.tcStats(false) << std::endl;
+    // The map (tc-stats) gives, with its kebab-case keys, an entry per line (the JSON of
+    // `tsl run --tc-stats` is for programs, not people).
+    try {
+      std::cout << entryPerLine(engine.print(engine.eval("(tc-stats)", "<tc-stats>"))) << std::endl;
+    } catch (const Error& e) {
+      std::cerr << engine.describe(e) << std::flush;
+    } catch (const ExitRequest& request) { // a session that redefined tc-stats
+      exitCode = request.code;
+      return false;
+    }
     return true;
   }
   const std::pair<const char*, const char*> inspectors[] = {
@@ -231,7 +276,7 @@ int runRepl(Engine& engine) {
     const std::string text = std::move(pending);
     pending.clear();
     if (text.find_first_not_of(" \t\n") == std::string::npos) continue;
-    if (!evaluate(engine, text, exitCode)) break;
+    if (evaluate(engine, text, exitCode) == Outcome::Exit) break;
   }
   activeEngine = nullptr;
   return exitCode;

@@ -88,6 +88,7 @@ void addEntry(llvm::Module& out, const ir::Function& entry, const Program& progr
   llvm::Function* release = declare("tsl_aot_release", llvm::Type::getVoidTy(c), {ptr, ptr});
   llvm::Function* report = declare("tsl_aot_report", llvm::Type::getVoidTy(c), {i32, ptr, ptr, i32});
   llvm::Function* lastError = declare("tsl_aot_last_error", ptr, {});
+  llvm::Function* checkBuffers = declare("tsl_aot_check_buffers", i32, {ptr, ptr, ptr, ptr, i32, i32});
 
   // Each check's message: 'T' and a template, or 'L' and literal text.
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
@@ -102,6 +103,39 @@ void addEntry(llvm::Module& out, const ir::Function& entry, const Program& progr
   llvm::StructType* contextType = llvm::StructType::get(c, {ptr, i32, i32, llvm::ArrayType::get(i64, 2), ptr});
   llvm::AllocaInst* context = b.CreateAlloca(contextType);
   b.CreateStore(llvm::Constant::getNullValue(contextType), context);
+  // The buffers, then the arena, as the generated function takes them. The caller's
+  // buffers are checked first (none NULL, no result overlapping another buffer), before
+  // anything is allocated.
+  auto* arrayType = llvm::ArrayType::get(ptr, buffers + 1);
+  llvm::AllocaInst* array = b.CreateAlloca(arrayType);
+  for (size_t i = 0; i < buffers; ++i)
+    b.CreateStore(fn->getArg(static_cast<unsigned>(i)), b.CreateConstInBoundsGEP2_32(arrayType, array, 0, static_cast<unsigned>(i)));
+  {
+    std::vector<std::string> names = parameterNames(entry);
+    std::vector<llvm::Constant*> sizes, nameTexts;
+    for (const auto& arg : entry.body().arguments()) sizes.push_back(b.getInt64(static_cast<uint64_t>(arg->type().bytes())));
+    for (size_t r = 0; r < entry.resultTypes().size(); ++r) {
+      names.push_back(cat("result", r));
+      sizes.push_back(b.getInt64(static_cast<uint64_t>(entry.resultTypes()[r].bytes())));
+    }
+    for (const std::string& n : names) nameTexts.push_back(b.CreateGlobalStringPtr(n, "tsl.buffer", 0, &out));
+    auto global = [&](llvm::Type* element, std::vector<llvm::Constant*> items, const char* label) {
+      auto* type = llvm::ArrayType::get(element, items.size());
+      return new llvm::GlobalVariable(out, type, true, llvm::GlobalValue::PrivateLinkage,
+                                      llvm::ConstantArray::get(type, items), label);
+    };
+    llvm::Value* checked = b.CreateCall(
+        checkBuffers, {b.CreateGlobalStringPtr(entry.name(), "tsl.function", 0, &out), array,
+                       global(i64, std::move(sizes), "tsl.buffer.bytes"), global(ptr, std::move(nameTexts), "tsl.buffer.names"),
+                       b.getInt32(static_cast<uint32_t>(entry.body().arguments().size())),
+                       b.getInt32(static_cast<uint32_t>(buffers))});
+    llvm::BasicBlock* refused = llvm::BasicBlock::Create(c, "bad.buffers", fn);
+    llvm::BasicBlock* accepted = llvm::BasicBlock::Create(c, "buffers.ok", fn);
+    b.CreateCondBr(b.CreateICmpNE(checked, b.getInt32(TSL_OK)), refused, accepted);
+    b.SetInsertPoint(refused);
+    b.CreateRet(checked); // the message is recorded
+    b.SetInsertPoint(accepted);
+  }
   llvm::Value* arena = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c));
   if (program.frameBytes > 0) {
     arena = b.CreateCall(alloc, {b.getInt64(static_cast<uint64_t>(program.frameBytes))});
@@ -113,10 +147,6 @@ void addEntry(llvm::Module& out, const ir::Function& entry, const Program& progr
     b.CreateRet(b.getInt32(TSL_ERROR_MEMORY));
     b.SetInsertPoint(go);
   }
-  auto* arrayType = llvm::ArrayType::get(ptr, buffers + 1);
-  llvm::AllocaInst* array = b.CreateAlloca(arrayType);
-  for (size_t i = 0; i < buffers; ++i)
-    b.CreateStore(fn->getArg(static_cast<unsigned>(i)), b.CreateConstInBoundsGEP2_32(arrayType, array, 0, static_cast<unsigned>(i)));
   b.CreateStore(arena, b.CreateConstInBoundsGEP2_32(arrayType, array, 0, static_cast<unsigned>(buffers)));
   llvm::Value* status = b.CreateCall(impl, {array, context});
   b.CreateCall(release, {context, arena});
@@ -160,10 +190,14 @@ std::string header(const ir::Function& entry, const std::string& name) {
       << " *\n"
       << " * Every buffer is row-major and contiguous, of the shape above (a scalar is a pointer\n"
       << " * to one element; bool is one byte, f16 and bf16 their 16 bits). The caller owns them\n"
-      << " * all: inputs are only read, results are written whole. " << name << " returns 0, or\n"
-      << " * nonzero if the program failed (an index out of range, an assert, out of memory);\n"
-      << " * " << name << "_error() then describes the failure as TSL reports it, with the source\n"
-      << " * position, until the next failure in the same thread. Calls may run concurrently. */\n"
+      << " * all: inputs are only read, results are written whole. No pointer may be NULL\n"
+      << " * (but one to zero elements), and a result must not overlap an input or another\n"
+      << " * result: results may be written before every input is read. Inputs may overlap each\n"
+      << " * other. " << name << " returns 0, or nonzero if it refused its buffers (NULL, or\n"
+      << " * overlapping: 5, before anything runs) or the program failed (an index out of range,\n"
+      << " * an assert, out of memory); " << name << "_error() then describes the failure as TSL\n"
+      << " * reports it, with the source position, until the next failure in the same thread.\n"
+      << " * Calls may run concurrently. */\n"
       << "#ifndef " << guard << "\n#define " << guard << "\n\n#include <stdint.h>\n\n"
       << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
       << "int32_t " << name << "(" << params << ");\n"

@@ -12,6 +12,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
 #include <llvm/TargetParser/SubtargetFeature.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include <mutex>
 
@@ -37,6 +38,17 @@ CpuTarget CpuTarget::host() {
   return t;
 }
 
+namespace {
+
+/// Whether `feature` is one the subtarget's table lists.
+bool hasFeature(const llvm::MCSubtargetInfo& info, llvm::StringRef feature) {
+  for (const llvm::SubtargetFeatureKV& kv : info.getAllProcessorFeatures())
+    if (feature == kv.Key) return true;
+  return false;
+}
+
+} // namespace
+
 CpuTarget CpuTarget::named(const std::string& name) {
   initializeLlvm();
   CpuTarget t;
@@ -48,6 +60,10 @@ CpuTarget CpuTarget::named(const std::string& name) {
   std::unique_ptr<llvm::MCSubtargetInfo> info(target->createMCSubtargetInfo(t.triple, name, ""));
   if (!info || !info->isCPUStringValid(name))
     fail(ErrorKind::Value, "unknown CPU '", name, "' (try x86-64, x86-64-v2, x86-64-v3, x86-64-v4, znver4, skylake-avx512 or native)");
+  // LLVM knows 32-bit CPUs too (i686, pentium4, geode...); asked for 64-bit code for one,
+  // it aborts the process. Whether a CPU runs 64-bit code is its feature "64bit".
+  if (llvm::Triple(t.triple).isArch64Bit() && hasFeature(*info, "64bit") && !info->checkFeatures("+64bit"))
+    fail(ErrorKind::Value, "CPU '", name, "' cannot run 64-bit code (try x86-64, x86-64-v2, x86-64-v3, x86-64-v4, znver4, skylake-avx512 or native)");
   return t;
 }
 

@@ -1,12 +1,13 @@
 // compiler/tc/Device.cpp — presets, description files and validation of the device.
 #include "compiler/tc/Device.h"
 
+#include "runtime/Io.h"
 #include "tsl/Error.h"
 
 #include <charconv>
-#include <fstream>
 #include <functional>
-#include <sstream>
+#include <map>
+#include <optional>
 #include <tuple>
 
 namespace tsl::compiler::tc {
@@ -165,46 +166,105 @@ Device preset(std::string_view name) {
   fail(ErrorKind::Value, "unknown tensor-core device preset '", name, "' (presets: ", known, ")");
 }
 
-void validate(const Device& d, std::string_view where) {
+namespace {
+
+/// What is wrong with a device: the message, and the keys whose values it concerns (the
+/// last one a description set is where its error points).
+struct Problem {
+  std::string message;
+  std::vector<std::string> keys;
+};
+
+/// The first value of `d` outside its range (Device.h's limits), or nothing.
+std::optional<Problem> firstProblem(const Device& d) {
+  auto problem = [](std::vector<std::string> keys, auto&&... parts) {
+    return Problem{cat(parts...), std::move(keys)};
+  };
   const std::pair<const char*, const Buffer*> buffers[] = {{"l1", &d.l1}, {"l0a", &d.l0a}, {"l0b", &d.l0b},
                                                            {"l0c", &d.l0c}, {"ub", &d.ub}};
   for (const auto& [name, b] : buffers) {
+    const std::string bytes = cat(name, ".bytes"), align = cat(name, ".align");
     if (b->align <= 0 || (b->align & (b->align - 1)) != 0)
-      fail(ErrorKind::Value, where, ": ", name, ".align must be a power of two, got ", b->align);
+      return problem({align}, align, " must be a power of two, got ", b->align);
     // L0C holds fp32 fractals (1 KiB); the others at least one 512-byte fractal.
     const int64_t least = std::string_view(name) == "l0c" ? 2 * kFractalBytes : kFractalBytes;
-    if (b->bytes < least)
-      fail(ErrorKind::Value, where, ": ", name, ".bytes must hold a fractal (", least, " bytes), got ", b->bytes);
+    if (b->bytes < least) return problem({bytes}, bytes, " must hold a fractal (", least, " bytes), got ", b->bytes);
+    if (b->bytes > kMaxBufferBytes)
+      return problem({bytes}, bytes, " must be at most ", kMaxBufferBytes, " (16 MiB), got ", b->bytes);
     if (b->bytes % b->align != 0)
-      fail(ErrorKind::Value, where, ": ", name, ".bytes (", b->bytes, ") must be a multiple of ", name, ".align (",
-           b->align, ")");
+      return problem({bytes, align}, bytes, " (", b->bytes, ") must be a multiple of ", align, " (", b->align, ")");
   }
-  const std::pair<const char*, int64_t> rates[] = {
-      {"bandwidth.gm_l1", d.gmToL1},   {"bandwidth.gm_ub", d.gmToUb},   {"bandwidth.l1_l0a", d.l1ToL0a},
-      {"bandwidth.l1_l0b", d.l1ToL0b}, {"bandwidth.l0c_gm", d.l0cToGm}, {"bandwidth.l0c_ub", d.l0cToUb},
-      {"bandwidth.ub_gm", d.ubToGm},   {"vector.bytes_per_cycle", d.vectorBytes},
-      {"mmad.cycles_per_fractal", d.mmadCyclesPerFractal},
-      {"queue_depth", d.queueDepth}};
-  for (const auto& [name, value] : rates)
-    if (value <= 0) fail(ErrorKind::Value, where, ": ", name, " must be positive, got ", value);
-  if (d.latency < 0) fail(ErrorKind::Value, where, ": latency must not be negative, got ", d.latency);
-  if (d.events < 1 || d.events > 64) fail(ErrorKind::Value, where, ": events must be 1 to 64, got ", d.events);
-  if (d.blockFma.nb < 1 || d.blockFma.nb > 64)
-    fail(ErrorKind::Value, where, ": block_fma.nb must be 1 to 64, got ", d.blockFma.nb);
-  if (d.blockFma.extraBits < 0 || d.blockFma.extraBits > 29)
-    fail(ErrorKind::Value, where, ": block_fma.extra_bits must be 0 to 29, got ", d.blockFma.extraBits);
+  struct Range {
+    const char* key;
+    int64_t value, least, most;
+  };
+  const Range ranges[] = {
+      {"bandwidth.gm_l1", d.gmToL1, 1, kMaxBandwidth},
+      {"bandwidth.gm_ub", d.gmToUb, 1, kMaxBandwidth},
+      {"bandwidth.l1_l0a", d.l1ToL0a, 1, kMaxBandwidth},
+      {"bandwidth.l1_l0b", d.l1ToL0b, 1, kMaxBandwidth},
+      {"bandwidth.l0c_gm", d.l0cToGm, 1, kMaxBandwidth},
+      {"bandwidth.l0c_ub", d.l0cToUb, 1, kMaxBandwidth},
+      {"bandwidth.ub_gm", d.ubToGm, 1, kMaxBandwidth},
+      {"vector.bytes_per_cycle", d.vectorBytes, 1, kMaxBandwidth},
+      {"mmad.cycles_per_fractal", d.mmadCyclesPerFractal, 1, kMaxCyclesPerFractal},
+      {"latency", d.latency, 0, kMaxLatency},
+      {"queue_depth", d.queueDepth, 1, kMaxQueueDepth},
+      {"events", d.events, 1, 64},
+      {"block_fma.nb", d.blockFma.nb, 1, 64},
+      {"block_fma.extra_bits", d.blockFma.extraBits, 0, 29},
+  };
+  for (const Range& r : ranges)
+    if (r.value < r.least || r.value > r.most)
+      return problem({r.key}, r.key, " must be ", r.least, " to ", r.most, ", got ", r.value);
+  return std::nullopt;
+}
+
+/// Where a description sets each key: the span of its value (a `preset` line sets all).
+using Places = std::map<std::string, Span, std::less<>>;
+
+Span placeOf(const Places& places, const std::vector<std::string>& keys, const Span& fallback) {
+  Span at = fallback;
+  bool found = false;
+  for (const std::string& key : keys)
+    if (auto it = places.find(key); it != places.end() && (!found || it->second.line > at.line)) {
+      at = it->second;
+      found = true;
+    }
+  return at;
+}
+
+} // namespace
+
+void validate(const Device& d, std::string_view where) {
+  if (const auto p = firstProblem(d)) fail(ErrorKind::Value, where, ": ", p->message);
 }
 
 Device parseDevice(std::string_view text, std::string_view file) {
   Device d = a2();
   d.name = std::string(file);
-  int line = 0;
+  const std::string* fileName = internFileName(file);
+  Places places;
+  uint32_t line = 0;
   bool sawSetting = false;
   for (size_t at = 0; at <= text.size();) {
     const size_t end = std::min(text.find('\n', at), text.size());
     std::string_view raw = text.substr(at, end - at);
+    const size_t lineStart = at;
     at = end + 1;
     ++line;
+    // The span of `part` (a piece of this line): columns count code points from 1.
+    auto spanOf = [&](std::string_view part) {
+      auto column = [&](size_t offset) {
+        uint32_t col = 1;
+        for (size_t i = lineStart; i < offset; ++i)
+          if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++col;
+        return col;
+      };
+      const size_t from = static_cast<size_t>(part.data() - text.data());
+      const uint32_t first = column(from);
+      return Span{fileName, line, first, line, part.empty() ? first : column(from + part.size()) - 1};
+    };
     if (const size_t hash = raw.find('#'); hash != std::string_view::npos) raw = raw.substr(0, hash);
     const std::string_view content = trim(raw);
     if (content.empty()) {
@@ -212,13 +272,18 @@ Device parseDevice(std::string_view text, std::string_view file) {
       continue;
     }
     const size_t eq = content.find('=');
-    if (eq == std::string_view::npos)
-      fail(ErrorKind::Value, file, ":", line, ": expected 'key = value', got '", content, "'");
+    if (eq == std::string_view::npos) failAt(spanOf(content), ErrorKind::Io, "expected 'key = value', got '", content, "'");
     const std::string_view key = trim(content.substr(0, eq)), value = trim(content.substr(eq + 1));
+    const Span valueSpan = spanOf(value.empty() ? content.substr(eq, 1) : value);
     if (key == "preset") {
-      if (sawSetting) fail(ErrorKind::Value, file, ":", line, ": 'preset' must come before the settings it is the base of");
-      d = preset(value);
+      if (sawSetting) failAt(spanOf(key), ErrorKind::Io, "'preset' must come before the settings it is the base of");
+      try {
+        d = preset(value);
+      } catch (const Error& e) {
+        failAt(valueSpan, ErrorKind::Io, e.message());
+      }
       d.name = std::string(file);
+      for (const Key& k : keys()) places[k.name] = valueSpan;
       continue;
     }
     const Key* found = nullptr;
@@ -227,24 +292,21 @@ Device parseDevice(std::string_view text, std::string_view file) {
     if (!found) {
       std::string known = "preset";
       for (const Key& k : keys()) known += std::string(", ") + k.name;
-      fail(ErrorKind::Value, file, ":", line, ": unknown key '", key, "' (keys: ", known, ")");
+      failAt(spanOf(key.empty() ? content : key), ErrorKind::Io, "unknown key '", key, "' (keys: ", known, ")");
     }
     if (!found->read(d, value))
-      fail(ErrorKind::Value, file, ":", line, ": '", key, "' expects ", found->expects, ", got '", value, "'");
+      failAt(valueSpan, ErrorKind::Io, "'", key, "' expects ", found->expects, ", got '", value, "'");
+    places[found->name] = valueSpan;
     sawSetting = true;
     if (end == text.size()) break;
   }
-  validate(d, file);
+  if (const auto p = firstProblem(d)) failAt(placeOf(places, p->keys, Span{fileName, 1, 1, 1, 1}), ErrorKind::Io, p->message);
   return d;
 }
 
 Device loadDevice(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::Io, "cannot read the device file '", path, "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail(ErrorKind::Io, "cannot read the device file '", path, "'");
-  return parseDevice(text.str(), path);
+  // Opened the way source files are: a device, FIFO or socket is refused at once.
+  return parseDevice(readTextFile(path, kMaxDeviceFileBytes), path);
 }
 
 std::string describe(const Device& d) {

@@ -55,21 +55,36 @@ struct Device {
   bool operator==(const Device&) const = default;
 };
 
+// The ranges a device's values must lie in (docs/tensor-core.md, "Device files"), chosen
+// so that no timing sum can overflow: an instruction moves at most a buffer (16 MiB) and
+// an mmad covers at most 2^22 fractals (what 16 MiB L0A, L0B and L0C hold), so one
+// instruction costs at most latency + 2^22 · 4096 < 2^35 cycles, and a run would need
+// 2^28 such instructions — each emulating 2^34 multiply-adds — to reach 2^63.
+constexpr int64_t kMaxBufferBytes = int64_t{16} << 20; ///< any on-chip buffer
+constexpr int64_t kMaxBandwidth = int64_t{1} << 20;    ///< bytes per cycle, any path
+constexpr int64_t kMaxCyclesPerFractal = 4096;         ///< the cube still does ≥ 1 MAC a cycle
+constexpr int64_t kMaxLatency = int64_t{1} << 20;      ///< cycles added to every instruction
+constexpr int64_t kMaxQueueDepth = 65536;
+/// A device file larger than this is refused before it is read.
+constexpr size_t kMaxDeviceFileBytes = size_t{1} << 20;
+
 /// The presets' names, the default first.
 const std::vector<std::string>& presetNames();
 /// A preset by name; a value error listing the presets for any other name.
 Device preset(std::string_view name);
 /// A device description (`key = value` lines, `#` comments; a `preset = NAME` line
-/// first, else a2's values are the base). Errors are value errors naming `file` and the
-/// line: unknown keys (listing the known ones), malformed values, and a device that
-/// does not validate.
+/// first, else a2's values are the base). Errors are io errors at `file`:line:col:
+/// unknown keys (listing the known ones), malformed values, and a value outside its
+/// range (pointing at the line that set it).
 Device parseDevice(std::string_view text, std::string_view file = "<device>");
-/// Reads and parses a device file (an I/O error names the file).
+/// Reads and parses a device file. It is opened as source files are (runtime/Io.h's
+/// readTextFile): a device, FIFO or socket is an io error at once, never waited on.
 Device loadDevice(const std::string& path);
 /// The description of `d` in parseDevice's format (parses back to `d`).
 std::string describe(const Device& d);
-/// Checks a device: buffers at least a fractal and a multiple of their alignment,
-/// alignments powers of two, rates positive, 1–64 event ids. Value errors otherwise.
+/// Checks a device: buffers from a fractal to 16 MiB and a multiple of their alignment,
+/// alignments powers of two, every rate, latency and count within the limits above.
+/// Value errors (prefixed by `where`) otherwise.
 void validate(const Device& d, std::string_view where = "device");
 
 } // namespace tsl::compiler::tc

@@ -753,6 +753,12 @@ std::string jsonString(std::string_view s) {
   return out + "\"";
 }
 
+/// A TSL key as JSON spells it: "gm-l1" is "gm_l1".
+std::string snakeCase(std::string key) {
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
 std::string lower(const char* s) {
   std::string out(s);
   for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -766,7 +772,7 @@ std::string TcStats::json() const {
   o << "{\"cycles\": " << cycles << ", \"serial_cycles\": " << serialCycles << ", \"cube_cycles\": " << cubeCycles
     << ", \"macs\": " << macs << ", \"padded_macs\": " << paddedMacs << ", \"utilization\": " << formatShortest(utilization(), false)
     << ", \"programs\": " << programs << ", \"instructions\": " << instructions << ", \"bytes\": {";
-  for (size_t i = 0; i < kPaths; ++i) o << (i ? ", " : "") << jsonString(pathKey(i)) << ": " << bytes[i];
+  for (size_t i = 0; i < kPaths; ++i) o << (i ? ", " : "") << jsonString(snakeCase(pathKey(i))) << ": " << bytes[i];
   o << "}, \"busy\": {";
   for (size_t i = 0; i < kPipes; ++i) o << (i ? ", " : "") << jsonString(lower(pipeName(static_cast<Pipe>(i)))) << ": " << busy[i];
   o << "}, \"stall\": {";

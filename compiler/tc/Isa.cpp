@@ -305,6 +305,8 @@ Program parseProgram(std::string_view text, std::string_view file) {
       if (!parseInt(w[4], elements) || elements < 0 || elements > (int64_t{1} << 40))
         error(column(w[4]), "tc: bad element count '", w[4], "'");
       g.elements = elements;
+      const auto col = static_cast<uint32_t>(column(w[4]) + 1);
+      p.gmSpans.push_back(Span{internFileName(file), line, col, line, col + static_cast<uint32_t>(w[4].size()) - 1});
       if (w[5] == "in") g.role = GmTensor::Role::In;
       else if (w[5] == "out") g.role = GmTensor::Role::Out;
       else if (w[5] == "temp") g.role = GmTensor::Role::Temp;

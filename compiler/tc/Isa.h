@@ -17,6 +17,7 @@
 #pragma once
 
 #include "compiler/tc/Timeline.h"
+#include "tsl/Error.h"
 
 #include <array>
 #include <cstdint>
@@ -96,6 +97,7 @@ struct Program {
   std::vector<Instr> code;
   std::string file;             ///< where a parsed program came from
   std::vector<uint32_t> lines;  ///< per instruction, its line there (errors point at it)
+  std::vector<Span> gmSpans;    ///< per GM tensor, its element count on its .gm line
   bool operator==(const Program& o) const { return device == o.device && gm == o.gm && code == o.code; }
 };
 

@@ -319,6 +319,18 @@ def main():
     r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=asm", "--target-cpu=no-such-cpu")
     check("compile --target-cpu with an unknown CPU is a value error naming it",
           r.rc == 1 and "value error: unknown CPU 'no-such-cpu'" in r.err, str(r))
+    for cpu in ("i686", "i386", "pentium4", "yonah", "geode"):
+        r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=asm", f"--target-cpu={cpu}")
+        check(f"compile --target-cpu={cpu} (32-bit only) is refused like an unknown CPU, not an LLVM abort",
+              r.rc == 1 and f"value error: CPU '{cpu}' cannot run 64-bit code" in r.err, str(r))
+    r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=asm", "--target-cpu=core2")
+    check("compile --target-cpu=core2 (an old 64-bit CPU) still compiles", r.rc == 0 and "predict:" in r.out, clip(str(r)))
+    r = tsl("compile", model, "--entry", "predict", "--sig", "w:f32[3 2],x:f32[4,3]")
+    check("compile --sig with a space inside a size is a value error naming the item (not f32[32])",
+          r.rc == 1 and "value error: bad signature item 'w:f32[3 2]'" in r.err, str(r))
+    r = tsl("compile", model, "--entry", "predict", "--sig", "w: f32[3, 2], x: f32[4, 3]")
+    check("compile --sig allows spaces after commas and colons",
+          r.rc == 0 and "f32[3,2]" in r.out and "f32[4,3]" in r.out, str(r))
     r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=header")
     check("compile --emit=header declares the C entry over buffers and its error function",
           r.rc == 0 and "int32_t predict(const float* w, const float* x, float* result0);" in r.out
@@ -433,7 +445,24 @@ def main():
     check("tsl run --tc-stats prints the tensor core's counters as JSON",
           r.rc == 0 and stats is not None and stats["macs"] == 64 * 48 * 32
           and stats["cube_cycles"] <= stats["cycles"] <= stats["serial_cycles"]
-          and set(stats["bytes"]) == {"gm-l1", "gm-ub", "l1-l0a", "l1-l0b", "l0c-gm", "l0c-ub", "ub-gm"}, str(r))
+          and set(stats["bytes"]) == {"gm_l1", "gm_ub", "l1_l0a", "l1_l0b", "l0c_gm", "l0c_ub", "ub_gm"}, str(r))
+    # The JSON's keys are (tc-stats)'s, snake_case, at every level.
+    write("keys.tsl", "(def f (jit (fn [a b] (matmul a b)) :target :tc))\n(f (ones [16 16]) (ones [16 16]))\n"
+                      "(def s (tc-stats :total))\n"
+                      "(println (str (keys s)))\n"
+                      "(doseq [k [:bytes :busy :stall :peak :numerics]] (println (str k \" \" (keys (get s k)))))\n")
+    r = tsl("run", "--tc-stats", "keys.tsl")
+    lines = r.out.strip().splitlines()
+    try:
+        key_stats = json.loads(r.err.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        key_stats = None
+    def snake(words):
+        return [w.lstrip(":").replace("-", "_") for w in re.findall(r":[a-z0-9-]+", words)]
+    want_nested = {line.split()[0].lstrip(":"): snake(" ".join(line.split()[1:])) for line in lines[1:]}
+    check("--tc-stats JSON has (tc-stats)'s keys in snake_case, nested maps too",
+          r.rc == 0 and key_stats is not None and sorted(key_stats) == sorted(snake(lines[0])) and len(want_nested) == 5
+          and all(sorted(key_stats[k]) == sorted(v) for k, v in want_nested.items()), str(r))
     trace = None
     try:
         with open(os.path.join(WORK, "trace.json")) as f:
@@ -478,10 +507,26 @@ def main():
           r.rc == 1 and "bad.tc:2:1: syntax error: tc: mmad needs n=" in r.err, str(r))
     r = tsl("run", "--tc-device=910a", "--tc-stats", "tc.tsl")
     check("--tc-device=910a drains L0C through UB and MTE3 (no FIXPIPE)",
-          r.rc == 0 and '"l0c-gm": 0' in r.err and '"ub-gm": 8192' in r.err, str(r))
+          r.rc == 0 and '"l0c_gm": 0' in r.err and '"ub_gm": 8192' in r.err, str(r))
     write("huge.tc", ".gm %0 a f32 1099511627776 in\n.gm %1 c f32 16 out\n")
     r = tsl("tc-run", "huge.tc")
-    check("tc-run refuses GM tensors over 1 GiB with a value error", r.rc == 1 and "value error: tc-run" in r.err, str(r))
+    check("tc-run refuses GM tensors over 1 GiB with a value error at the .gm line's size",
+          r.rc == 1 and "huge.tc:1:14: value error: tc-run: GM tensor %0 brings the program's GM tensors to "
+          "4398046511104 bytes; tc-run allows 1 GiB" in r.err and "^~~~" in r.err, str(r))
+    write("many.tc", ".gm %0 a f32 16 in\n.gm %1 b f32 134217728 in\n.gm %2 c f32 134217728 out\n")
+    r = tsl("tc-run", "many.tc")
+    check("tc-run points at the GM tensor that takes the program past 1 GiB",
+          r.rc == 1 and "many.tc:3:14: value error: tc-run: GM tensor %2 brings the program's GM tensors to "
+          "1073741888 bytes" in r.err, str(r))
+    np_path = os.path.join(WORK, "short.npy")
+    with open(np_path, "wb") as f:  # a .npy of 3 float32, written by hand
+        header = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"
+        header += " " * (63 - (10 + len(header)) % 64) + "\n"
+        f.write(b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(12))
+    write("small.tc", "; a program\n.gm %0 a f32 16 in\n.gm %1 c f32 16 out\n")
+    r = tsl("tc-run", "small.tc", "--in", "0=" + np_path)
+    check("tc-run --in with a .npy of another size is a value error at the GM tensor's .gm line",
+          r.rc == 1 and "small.tc:2:14: value error: tc-run: " in r.err and "but %0 is 16 elements of f32" in r.err, str(r))
     write("sizes.tc", ".gm %0 a f32 16 in\ncopy_gm_to_l1 dst=0 src=%0 rows=1099511627776 cols=1099511627776\n"
                       "mmad c=0 a=0 b=0 m=1099511627776 k=1099511627776 n=1099511627776\n")
     r = tsl("tc-run", "sizes.tc")
@@ -492,8 +537,13 @@ def main():
     check("random bytes as a program are a syntax error", r.rc == 1 and "syntax error" in r.err, str(r))
     write("dev.txt", "preset = 910a\nl0a.bytes = 100\n")
     r = tsl("run", "--tc-device=dev.txt", "tc.tsl")
-    check("a device file that does not validate is a value error naming the file and the key",
-          r.rc == 1 and "value error: dev.txt: l0a.bytes must hold a fractal" in r.err, str(r))
+    check("a device file that does not validate is an io error at the file, line and column of the value",
+          r.rc == 1 and "dev.txt:2:13: io error: l0a.bytes must hold a fractal" in r.err, str(r))
+    write("slow.txt", "# a device whose latency would overflow the timing\nlatency = 9223372036854775807\n")
+    r = tsl("run", "--tc-device=slow.txt", "tc.tsl")
+    check("a device latency beyond its range is refused at its line, before anything is timed",
+          r.rc == 1 and "slow.txt:2:11: io error: latency must be 0 to 1048576, got 9223372036854775807" in r.err
+          and "cycles" not in r.err, str(r))
 
     # --- tsl without a terminal: a plain read-eval-print loop over stdin ------------------------
     r = tsl(stdin=b"(+ 1 2)\n(def x 41)\n(inc x)\nnope\n(+ 2 2)\n")

@@ -124,6 +124,14 @@ def files():
               and "not a regular file" in r.err and r.seconds < 5, str(r))
     r = tsl("run", fifo, timeout=10)
     check("tsl run FIFO is refused at once", r.rc == 1 and "is a FIFO, not a regular file" in r.err, str(r))
+    # A tensor-core device file is opened as a source file is: never waited on, never a device.
+    program = write("tc-mm.tc", ".gm %0 a f32 256 in\n.gm %1 b f32 256 in\n.gm %2 c f32 256 out\n")
+    jitted = write("tc-mm.tsl", "((jit (fn [a b] (matmul a b)) :target :tc) (ones [16 16]) (ones [16 16]))\n")
+    for device, kind in ((fifo, "a FIFO"), ("/dev/zero", "a character device")):
+        for command in (["tc-run", program], ["run", jitted]):
+            r = tsl(f"--tc-device={device}", *command, timeout=10)
+            check(f"tsl {command[0]} --tc-device={os.path.basename(device)} is refused at once, not read or waited on",
+                  r.rc == 1 and f"io error: {device}: is {kind}, not a regular file" in r.err and r.seconds < 5, str(r))
 
     # save-npy onto devices, through links, into FIFOs.
     r = run_source('(save-npy "/dev/full" (ones [4]))')

@@ -46,9 +46,80 @@ def main():
         r = run("nm", "-D", "--defined-only", os.path.join(build, "libpredict.so"))
         exported = sorted(line.split()[-1] for line in r.stdout.splitlines())
         check("the library exports predict and predict_error only", exported == ["predict", "predict_error"], r.stdout)
+        check_buffers(tsl, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return report()
+
+
+HOST = r"""
+#include "scale.h"
+#include <stdio.h>
+#include <string.h>
+
+static void show(const char* what, int status, const float* out) {
+  if (status != 0) printf("%s %d %s\n", what, status, scale_error());
+  else printf("%s 0 %g %g %g %g\n", what, out[0], out[1], out[2], out[3]);
+}
+
+int main(void) {
+  float x[6] = {1, 2, 3, 4, 5, 6}, w[6] = {1, 0, 0, 1, 1, 1}, out[4] = {0};
+  float buffer[10] = {1, 2, 3, 4, 5, 6, 0, 0, 0, 0};
+  show("null-x", scale(NULL, w, out), out);
+  show("null-w", scale(x, NULL, out), out);
+  show("null-result", scale(x, w, NULL), out);
+  show("result-is-x", scale(buffer, w, buffer), out);
+  show("result-inside-x", scale(buffer, w, buffer + 4), out);
+  show("result-is-w", scale(x, buffer, buffer), out);
+  show("x-is-w", scale(x, x, out), out);
+  show("fine", scale(x, w, out), out);
+  return 0;
+}
+"""
+
+
+def check_buffers(tsl, work):
+    """A C host calling an entry with NULL and overlapping buffers gets an error status and
+    message, never a crash; inputs may share memory."""
+    folder = os.path.join(work, "buffers")
+    os.makedirs(folder)
+    source = os.path.join(folder, "scale.tsl")
+    with open(source, "w") as f:
+        f.write("(defn scale [x w] (matmul x w))\n")
+    sig = "x:f32[2,3],w:f32[3,2]"
+    r1 = run(tsl, "compile", source, "--entry", "scale", "--sig", sig, "--emit=lib", "-o", os.path.join(folder, "libscale.so"))
+    r2 = run(tsl, "compile", source, "--entry", "scale", "--sig", sig, "--emit=header", "-o", os.path.join(folder, "scale.h"))
+    header = open(os.path.join(folder, "scale.h")).read() if r2.returncode == 0 else ""
+    check("the generated header says no pointer may be NULL and no result may overlap another buffer",
+          r1.returncode == 0 and "No pointer may be NULL" in header and "must not overlap an input" in header
+          and "Inputs may overlap" in header, r1.stderr + r2.stderr + header)
+    with open(os.path.join(folder, "host.c"), "w") as f:
+        f.write(HOST)
+    cc = os.environ.get("CC") or "cc"
+    r = run(cc, "-std=c99", "-Wall", "-Werror", "-o", os.path.join(folder, "host"), os.path.join(folder, "host.c"),
+            "-I", folder, "-L", folder, "-lscale", "-Wl,-rpath," + folder)
+    check("a C host of the library compiles", r.returncode == 0, r.stdout + r.stderr)
+    r = run(os.path.join(folder, "host"))
+    got = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+    # The products, computed here: x·w and x·x (x read as a [3,2] matrix).
+    x = [[1, 2, 3], [4, 5, 6]]
+    w = [[1, 0], [0, 1], [1, 1]]
+    xx = [[1, 2], [3, 4], [5, 6]]
+    def product(a, b):
+        return " ".join("%g" % sum(a[i][k] * b[k][j] for k in range(3)) for i in range(2) for j in range(2))
+    refused = "5 value error: scale: "
+    check("NULL buffers are refused with status 5 and a message naming the parameter",
+          r.returncode == 0 and got.get("null-x") == refused + "x is NULL (every buffer must point at its 24 bytes)"
+          and got.get("null-w") == refused + "w is NULL (every buffer must point at its 24 bytes)"
+          and got.get("null-result") == refused + "result0 is NULL (every buffer must point at its 16 bytes)",
+          r.stdout + r.stderr)
+    overlap = " (a result must not share memory with an input or another result)"
+    check("a result overlapping an input is refused with status 5, wholly or in part",
+          got.get("result-is-x") == refused + "result0 overlaps x" + overlap
+          and got.get("result-inside-x") == refused + "result0 overlaps x" + overlap
+          and got.get("result-is-w") == refused + "result0 overlaps w" + overlap, r.stdout + r.stderr)
+    check("inputs may share memory, and a good call after refused ones computes the product",
+          got.get("x-is-w") == "0 " + product(x, xx) and got.get("fine") == "0 " + product(x, w), r.stdout + r.stderr)
 
 
 if __name__ == "__main__":

@@ -387,6 +387,18 @@ def main_session(home, work):
         check(":time prints the value, then the time it took",
               repl.expect(r"^3$") is not None and repl.expect(r"^; [0-9.]+ ms$") is not None
               and repl.expect_prompt() is not None, repl.recent())
+        start = repl.pos
+        repl.send(":time (+ 1\r")
+        error = repl.expect(r"syntax error: unclosed '\('")
+        prompt = repl.expect_prompt()
+        check(":time of a form with a syntax error prints only the error, no timing",
+              error is not None and prompt is not None and " ms\n" not in repl.text()[start:], repl.recent())
+        start = repl.pos
+        repl.send(":time (/ 1 (first []))\r")
+        error = repl.expect(r"error")
+        prompt = repl.expect_prompt()
+        check(":time of a form that fails when run prints only the error",
+              error is not None and prompt is not None and " ms\n" not in repl.text()[start:], repl.recent())
 
         # :tc shows the tensor-core program of a function's contraction; :tc-stats what the
         # last :tc call did.
@@ -397,8 +409,10 @@ def main_session(home, work):
         evaluate(repl, "(shape ((jit (fn [a b] (matmul a b)) :target :tc) (ones [16 16]) (ones [16 16])))", r"\[16 16\]",
                  "a matmul runs on :tc from the REPL")
         repl.send(":tc-stats\r")
-        check(":tc-stats prints the last call's counters as JSON",
-              repl.expect(r'"macs": 4096') is not None and repl.expect_prompt() is not None, repl.recent())
+        check(":tc-stats prints the last call's counters as (tc-stats)'s map, a key a line",
+              repl.expect(r"^\{:cycles \d+,$") is not None and repl.expect(r"^ :serial-cycles \d+,$") is not None
+              and repl.expect(r"^ :macs 4096,$") is not None and repl.expect(r"^ :bytes \{:gm-l1 \d+, :gm-ub")
+              and repl.expect(r"^ :tilings \[.*\]\}$") is not None and repl.expect_prompt() is not None, repl.recent())
         # Ctrl-C in a long emulation (a 4096³ matmul on the emulated tensor core takes seconds).
         repl.send("((jit (fn [a b] (matmul a b)) :target :tc) (ones [4096 4096]) (ones [4096 4096]))\r")
         repl.expect(r"\(ones \[4096 4096\]\)\)\n")

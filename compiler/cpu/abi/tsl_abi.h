@@ -28,7 +28,8 @@ enum tsl_status {
   TSL_ERROR_CHECK = 1,       /* a check of the program failed: `site` and `detail` say which */
   TSL_ERROR_INTERRUPTED = 2, /* the interrupt flag was set */
   TSL_ERROR_KERNEL = 3,      /* a runtime kernel failed; the host holds its error */
-  TSL_ERROR_MEMORY = 4       /* the host could not allocate */
+  TSL_ERROR_MEMORY = 4,      /* the host could not allocate */
+  TSL_ERROR_ARGUMENT = 5     /* an ahead-of-time entry was given a NULL or overlapping buffer */
 };
 
 typedef struct tsl_context {

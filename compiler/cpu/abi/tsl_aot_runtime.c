@@ -214,3 +214,34 @@ TSL_HIDDEN void tsl_aot_report(int32_t status, const tsl_context* context, const
 }
 
 TSL_HIDDEN const char* tsl_aot_last_error(void) { return last_error; }
+
+/* Checks the buffers a caller passed to the entry `function`: `buffers[0..inputs)` are
+ * its inputs, the rest up to `count` its results, `bytes[i]` long and named `names[i]`.
+ * A buffer of any bytes must not be NULL, and a result must share no byte with an input
+ * or another result (the code may write a result before it has read every input). Inputs
+ * may overlap each other: they are only read. Returns TSL_OK, or TSL_ERROR_ARGUMENT with
+ * the message recorded. */
+TSL_HIDDEN int32_t tsl_aot_check_buffers(const char* function, void* const* buffers, const int64_t* bytes,
+                                         const char* const* names, int32_t inputs, int32_t count) {
+  for (int32_t i = 0; i < count; ++i)
+    if (bytes[i] > 0 && !buffers[i]) {
+      snprintf(last_error, sizeof last_error, "value error: %s: %s is NULL (every buffer must point at its %lld bytes)",
+               function, names[i], (long long)bytes[i]);
+      return TSL_ERROR_ARGUMENT;
+    }
+  for (int32_t r = inputs; r < count; ++r) {
+    if (bytes[r] <= 0) continue;
+    const uintptr_t begin = (uintptr_t)buffers[r], end = begin + (uintptr_t)bytes[r];
+    for (int32_t o = 0; o < r; ++o) { /* every input, and each pair of results once */
+      if (bytes[o] <= 0) continue;
+      const uintptr_t other = (uintptr_t)buffers[o], otherEnd = other + (uintptr_t)bytes[o];
+      if (begin < otherEnd && other < end) {
+        snprintf(last_error, sizeof last_error,
+                 "value error: %s: %s overlaps %s (a result must not share memory with an input or another result)",
+                 function, names[r], names[o]);
+        return TSL_ERROR_ARGUMENT;
+      }
+    }
+  }
+  return TSL_OK;
+}

@@ -56,7 +56,9 @@ TEST_CASE("parseType reads what Type::str writes") {
   CHECK(t("f32[2,3]").shape() == Shape{2, 3});
   CHECK(parseType("f32[1,3,8,8]{nchw}")->str() == "f32[1,3,8,8]"); // row-major by another name
   for (const char* bad : {"f33", "f32[", "f32[2,", "f32[2]{nhcw}", "f32[2]x", "f32[-1]", "f32[n-1]", "",
-                          "f32[2,3]{nhwc}", "f32[2]{fractal-nz}", "f32[1,2,3]{nc1hwc0}"}) {
+                          "f32[2,3]{nhwc}", "f32[2]{fractal-nz}", "f32[1,2,3]{nc1hwc0}",
+                          // no spaces at all: "2 3" is not 23, and a signature removes those it allows
+                          "f32[2 3]", "f32[2, 3]", "f32 [2]", "f32[ 2]", " f32", "f32[n m]"}) {
     CAPTURE(std::string(bad));
     CHECK_FALSE(parseType(bad));
   }
