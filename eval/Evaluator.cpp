@@ -276,11 +276,7 @@ Value Evaluator::callClosure(const ClosureObj& closure, Args args, const Span& s
   if (args.size() < fixed || (!lambda.variadic() && args.size() > fixed))
     arityError(lambda.name, static_cast<int>(fixed), lambda.variadic() ? -1 : static_cast<int>(fixed),
                args.size(), span);
-  enterCall(span);
-  struct Leave {
-    Evaluator& evaluator;
-    ~Leave() { evaluator.leaveCall(); }
-  } leave{*this};
+  const CallLevel level(*this, span);
   if (nativeStackLow())
     throw Error(ErrorKind::Runtime,
                 cat(tracer_ ? kTracedRecursion : "", "stack depth exceeded (the native stack is nearly full)"), span);
