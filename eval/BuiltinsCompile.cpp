@@ -70,11 +70,11 @@ Value underlying(const Value& fn) {
 }
 
 void registerCompileBuiltins(Evaluator& evaluator) {
-  evaluator.defineBuiltin("jit", 1, 11, [](CallContext& cx, Args args) -> Value {
-    KeywordArgs kw(cx, args, 1, {"target", "static", "layouts", "donate", "tc-dtype"});
+  evaluator.defineBuiltin("jit", 1, 13, [](CallContext& cx, Args args) -> Value {
+    KeywordArgs kw(cx, args, 1, {"target", "static", "layouts", "donate", "tc-dtype", "max-versions"});
     const Value& fn = callableArg(cx, kw.positional(), 0);
     if (kw.positional().size() != 1)
-      fail(ErrorKind::Type, "jit takes one function, then :target, :static, :layouts, :donate and :tc-dtype");
+      fail(ErrorKind::Type, "jit takes one function, then :target, :static, :layouts, :donate, :tc-dtype and :max-versions");
     // :static [i ...]: arguments (counted from 0) fixed by value, as attributes are.
     // :donate [i ...]: arguments whose memory the results may take (the caller does not
     // use them after the call).
@@ -109,8 +109,18 @@ void registerCompileBuiltins(Evaluator& evaluator) {
         fail(ErrorKind::Value, "jit :tc-dtype takes :f16 or :bf16, got ", printValue(*v, true));
       if (target != "tc") fail(ErrorKind::Value, "jit :tc-dtype applies to :target :tc, not :", target);
     }
+    // :max-versions n: compiled versions kept, the least recently used evicted beyond.
+    size_t maxVersions = kDefaultMaxVersions;
+    if (const Value* v = kw.find("max-versions")) {
+      if (!v->isTensor() || !v->tensor().isScalar() || !isInteger(v->tensor().dtype()))
+        fail(ErrorKind::Type, "jit :max-versions takes a positive integer, got ", printValue(*v, true));
+      const int64_t n = v->tensor().toInt();
+      if (n < 1 || n > 1000000) fail(ErrorKind::Value, "jit :max-versions takes an integer from 1 to 1000000, got ", n);
+      maxVersions = static_cast<size_t>(n);
+    }
     auto state = std::make_shared<JitState>(inner, target, std::move(staticArgs), layouts, std::move(donateArgs),
                                             std::move(tcDtype));
+    state->setMaxVersions(maxVersions);
     const std::string name = inner.isFunction() && !inner.function().name().empty() ? inner.function().name() : "fn";
     auto* builtin = new BuiltinObj(name, 0, -1, [state](CallContext& call, Args callArgs) {
       return state->call(call.evaluator, callArgs, call.span);

@@ -422,19 +422,28 @@ Value Lowered::run(Evaluator& evaluator, Args args, const Span& span) const {
 // ---- jit ----
 
 const Lowered& JitState::version(Evaluator& evaluator, const Value& fn, Args args, const Span& span) {
+  return *find(evaluator, fn, args, span);
+}
+
+std::shared_ptr<Lowered> JitState::find(Evaluator& evaluator, const Value& fn, Args args, const Span& span) {
   if (!staticArgs_.empty() && args.size() < staticArgs_.size())
     fail(ErrorKind::Type, "jit: :static names position ", staticArgs_.size() - 1, " (counted from 0) but the call passes ",
          args.size(), args.size() == 1 ? " argument" : " arguments");
   const std::vector<std::string> names = parameterNames(fn);
   Signature sig = Signature::of(args, names, staticArgs_, fix_);
-  for (const auto& v : versions_)
-    if (v->signature == sig) return *v;
-  const std::string name = !fn.function().name().empty() ? fn.function().name() : "fn";
+  for (auto it = versions_.begin(); it != versions_.end(); ++it)
+    if ((*it)->signature == sig) {
+      std::rotate(it, it + 1, versions_.end()); // now the most recently used
+      return versions_.back();
+    }
+  // Any callable may be jit's function (a keyword or a map looks up, a builtin applies):
+  // only a function has a name.
+  const std::string name = fn.isFunction() && !fn.function().name().empty() ? fn.function().name() : "fn";
   LowerOptions options;
   options.staticArgs = staticArgs_;
   options.fix = fix_;
   options.optimize = false; // the compiler runs the target's pipeline
-  auto lowered = std::make_unique<Lowered>(lowerFunction(evaluator, fn, args, span, options));
+  auto lowered = std::make_shared<Lowered>(lowerFunction(evaluator, fn, args, span, options));
   // jit :donate: the tensor leaves of the donated arguments, in parameter order.
   std::vector<bool> donated;
   if (!donateArgs_.empty()) {
@@ -464,11 +473,19 @@ const Lowered& JitState::version(Evaluator& evaluator, const Value& fn, Args arg
   lastReason_ = versions_.empty() ? cat("first call, for ", now.str(), fixed)
                                   : cat("a new signature ", now.str(), ": ", versions_.back()->signature.difference(now), fixed);
   const CompileDebug& debug = evaluator.compileDebug();
-  if (debug.explainRecompile && !versions_.empty())
-    (debug.out ? *debug.out : std::cerr) << "jit: " << name << " compiles version " << versions_.size() + 1 << ": "
+  if (debug.explainRecompile && compiled_ > 0)
+    (debug.out ? *debug.out : std::cerr) << "jit: " << name << " compiles version " << compiled_ + 1 << ": "
                                          << lastReason_ << "\n";
-  versions_.push_back(std::move(lowered));
-  return *versions_.back();
+  // Full: the least recently used version goes (its code is freed once the compiler's
+  // cache lets go of it too).
+  while (versions_.size() >= maxVersions_) {
+    versions_.erase(versions_.begin());
+    ++evicted_;
+  }
+  ++compiled_;
+  versions_.push_back(lowered);
+  last_ = std::move(lowered);
+  return versions_.back();
 }
 
 Value JitState::callWith(Evaluator& evaluator, const Value& fn, Args args, const Span& span) {
@@ -478,12 +495,16 @@ Value JitState::callWith(Evaluator& evaluator, const Value& fn, Args args, const
   if (evaluator.tracer()) return evaluator.apply(fn, args, span);
   for (const Value& arg : args)
     if (Tracer::containsTraced(arg)) return evaluator.apply(fn, args, span);
-  return version(evaluator, fn, args, span).run(evaluator, args, span);
+  const std::shared_ptr<Lowered> held = find(evaluator, fn, args, span);
+  return held->run(evaluator, args, span);
 }
 
 std::string JitState::explain() const {
   if (versions_.empty()) return "not compiled yet";
-  return cat(versions_.size(), versions_.size() == 1 ? " version" : " versions", "; the last compiled on ", lastReason_);
+  const std::string evictions =
+      evicted_ == 0 ? "" : cat(" (", evicted_, " evicted: at most ", maxVersions_, " are kept, the least recently used goes)");
+  return cat(versions_.size(), versions_.size() == 1 ? " version" : " versions", evictions, "; the last compiled on ",
+             lastReason_);
 }
 
 } // namespace tsl

@@ -8,7 +8,9 @@
 //
 // A Signature is what a compiled version depends on: the tree structure of the arguments,
 // the static leaves by value, and the dtype and shape of every tensor leaf. `jit` keeps
-// one compiled version per signature (JitState).
+// one compiled version per signature (JitState), at most kDefaultMaxVersions of them (or
+// `:max-versions`), evicting the least recently used: a function called with ever new
+// shapes holds bounded memory, and an evicted signature simply compiles again.
 #pragma once
 
 #include "compiler/Backend.h"
@@ -16,6 +18,7 @@
 #include "ir/Pass.h"
 #include "tsl/CompileDebug.h"
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -121,6 +124,9 @@ void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& t
 /// size; a malformed item is a value error naming it.
 void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types);
 
+/// How many compiled versions a jit function keeps unless `:max-versions` says otherwise.
+constexpr size_t kDefaultMaxVersions = 64;
+
 /// The compiled versions of one `jit` function.
 class JitState final : public BuiltinState {
 public:
@@ -141,9 +147,14 @@ public:
   const Lowered& version(Evaluator& evaluator, const Value& fn, Args args, const Span& span);
   /// What the last compilation was for, and why it was needed.
   std::string explain() const;
+  /// The versions held now (at most maxVersions()), and how many were compiled and evicted.
   size_t versions() const { return versions_.size(); }
+  size_t compiled() const { return compiled_; }
+  size_t evicted() const { return evicted_; }
+  size_t maxVersions() const { return maxVersions_; }
+  void setMaxVersions(size_t n) { maxVersions_ = std::max<size_t>(n, 1); }
   /// The version compiled last, or null before the first call.
-  const Lowered* lastVersion() const { return versions_.empty() ? nullptr : versions_.back().get(); }
+  const Lowered* lastVersion() const { return last_.get(); }
 
 private:
   Value fn_;
@@ -153,8 +164,17 @@ private:
   std::vector<bool> donateArgs_; ///< jit :donate: arguments whose memory results may take
   std::string tcDtype_;          ///< jit :tc-dtype: :tc's contraction inputs (empty: f16)
   FixLevel fix_ = FixLevel::None; ///< raised once lowering needed the value of a leaf
-  std::vector<std::unique_ptr<Lowered>> versions_;
+  /// The versions, least recently used first. Shared so that a version runs to its end
+  /// even if a call it makes evicts it.
+  std::vector<std::shared_ptr<Lowered>> versions_;
+  std::shared_ptr<Lowered> last_; ///< compiled last (jit-memory reports it)
+  size_t maxVersions_ = kDefaultMaxVersions;
+  size_t compiled_ = 0;
+  size_t evicted_ = 0;
   std::string lastReason_;
+
+  /// The version for `args`, compiled if no version held matches; the most recently used.
+  std::shared_ptr<Lowered> find(Evaluator& evaluator, const Value& fn, Args args, const Span& span);
 };
 
 } // namespace tsl

@@ -3,6 +3,7 @@
 
 #include "eval/Compile.h"
 #include "eval/Evaluator.h"
+#include "eval/Expander.h"
 #include "compiler/Compiler.h"
 #include "eval/Printer.h"
 #include "ir/Graphviz.h"
@@ -11,6 +12,7 @@
 #include "runtime/Interrupt.h"
 #include "runtime/Io.h"
 #include "runtime/OpDocs.h"
+#include "tsl/StackGuard.h"
 
 #include <algorithm>
 #include <csignal>
@@ -20,6 +22,25 @@
 #include <sstream>
 
 namespace tsl {
+
+namespace {
+
+/// The recur marker is how `recur` signals its loop; from a host it would be taken for a
+/// recur that rebound nothing (a loop spinning forever), so the engine refuses it.
+void rejectRecurMarker(const Value& v, std::string_view what) {
+  if (v.isRecur())
+    fail(ErrorKind::Type, what, " is the internal recur marker (Value::recurMarker()), which only recur makes");
+}
+
+/// A host entering the engine: from the top, or again from inside a native function
+/// (which then counts as a call level, see defineNative). Only an entry from the top
+/// forgets an interrupt requested earlier; a nested one must not swallow its caller's.
+void enterFromHost(Evaluator& evaluator) {
+  checkStack();
+  if (evaluator.depth() == 0) evaluator.clearInterrupt();
+}
+
+} // namespace
 
 Engine::Engine(int maxDepth, std::ostream* out) {
   EngineOptions options;
@@ -31,7 +52,7 @@ Engine::Engine(int maxDepth, std::ostream* out) {
 Engine::~Engine() = default;
 
 Value Engine::eval(std::string_view source, std::string_view fileName) {
-  impl_->clearInterrupt();
+  enterFromHost(*impl_);
   return impl_->evalSource(source, fileName, impl_->user());
 }
 
@@ -53,19 +74,38 @@ Value Engine::call(std::string_view name, std::vector<Value> args) {
 }
 
 Value Engine::call(const Value& function, std::vector<Value> args) {
-  impl_->clearInterrupt();
+  enterFromHost(*impl_);
+  rejectRecurMarker(function, "the function called");
+  for (size_t i = 0; i < args.size(); ++i) rejectRecurMarker(args[i], cat("argument ", i + 1));
   InterruptScope interruptible(&impl_->interruptFlag());
   return impl_->apply(function, args, {});
 }
 
-void Engine::define(std::string_view name, Value value) { impl_->define(impl_->user(), name, std::move(value)); }
+void Engine::define(std::string_view name, Value value) {
+  // `if` or `fn` defined as a global would never be called: the form wins. Say so now.
+  if (isSpecialForm(name)) fail(ErrorKind::Value, "cannot redefine the special form '", name, "'");
+  if (name.empty()) fail(ErrorKind::Value, "define: the name is empty");
+  rejectRecurMarker(value, cat("the value defined as '", name, "'"));
+  impl_->define(impl_->user(), name, std::move(value));
+}
 
 void Engine::defineNative(std::string_view name, std::function<Value(Args)> fn, int minArgs, int maxArgs) {
+  if (minArgs < 0 || (maxArgs >= 0 && maxArgs < minArgs))
+    fail(ErrorKind::Value, "defineNative ", name, ": the arity ", minArgs, " to ", maxArgs,
+         " is impossible (minArgs >= 0; maxArgs >= minArgs, or < 0 for variadic)");
+  if (!fn) fail(ErrorKind::Value, "defineNative ", name, ": the function is empty");
   // Whatever the host's function throws reaches the host again as a tsl::Error at the
   // call's position: its own tsl::Errors as they are, anything else as a runtime error.
-  BuiltinFn adapter = [fn = std::move(fn), name = std::string(name)](CallContext&, Args args) -> Value {
+  // The function may call back into the engine (Engine::call, Engine::eval), and so
+  // itself: each call of it is a level of the call-depth limit and checks the native
+  // stack, as a closure's call does.
+  BuiltinFn adapter = [fn = std::move(fn), name = std::string(name)](CallContext& cx, Args args) -> Value {
+    const Evaluator::CallLevel level(cx.evaluator, cx.span);
+    if (nativeStackLow()) fail(ErrorKind::Runtime, "stack depth exceeded (the native stack is nearly full)");
     try {
-      return fn(args);
+      Value result = fn(args);
+      rejectRecurMarker(result, cat("the result of native function ", name));
+      return result;
     } catch (const Error&) {
       throw;
     } catch (const ExitRequest&) {
@@ -88,7 +128,7 @@ void Engine::setArgs(const std::vector<std::string>& args) {
 }
 
 void Engine::loadDefinitions(std::string_view source, std::string_view fileName) {
-  impl_->clearInterrupt();
+  enterFromHost(*impl_);
   impl_->sources().add(std::string(fileName), std::string(source));
   for (const SyntaxPtr& form : readAll(source, fileName)) {
     const std::string head(form->isList() ? form->headName() : std::string_view());
@@ -153,7 +193,7 @@ void Engine::evalEach(std::string_view source, std::string_view fileName, const 
   const uint32_t firstLine = impl_->sources().append(std::string(fileName), std::string(source));
   const std::vector<SyntaxPtr> forms = readAll(source, fileName, firstLine);
   for (const SyntaxPtr& form : forms) {
-    impl_->clearInterrupt();
+    enterFromHost(*impl_);
     InterruptScope interruptible(&impl_->interruptFlag());
     each(impl_->evalForm(form, impl_->user()));
   }
@@ -166,7 +206,7 @@ std::string Engine::inspect(std::string_view call, std::string_view inspector) {
     fail(ErrorKind::Syntax, "expected one call (f arg...), got '", call, "'");
   const Var* builtin = impl_->core().find(inspector);
   if (!builtin || !builtin->value.isFunction()) fail(ErrorKind::Name, "no inspector '", inspector, "'");
-  impl_->clearInterrupt();
+  enterFromHost(*impl_);
   InterruptScope interruptible(&impl_->interruptFlag());
   std::vector<Value> args;
   for (const SyntaxPtr& item : forms[0]->items()) args.push_back(impl_->evalForm(item, impl_->user()));
@@ -221,7 +261,7 @@ std::vector<Tensor> Engine::Function::operator()(const std::vector<Tensor>& args
       fail(ErrorKind::Type, state_->name, " expects ", t.str(), " for argument ", i + 1, ", got ",
            TensorType::of(args[i]).str());
   }
-  state_->evaluator->clearInterrupt();
+  enterFromHost(*state_->evaluator);
   InterruptScope interruptible(&state_->evaluator->interruptFlag());
   return l.executable->run(inputs);
 }

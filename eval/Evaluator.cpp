@@ -196,10 +196,22 @@ SyntaxPtr Evaluator::expandOnce(const SyntaxPtr& form, Namespace& ns, bool& expa
 
 // ---- Calls ----
 
-/// Recursion whose depth depends on a traced value never ends while lowering.
+/// Recursion whose depth depends on a traced value never ends while lowering: each level
+/// stages both branches of the if that should have ended it.
 constexpr const char* kTracedRecursion =
     "jit: compiling a recursion whose depth depends on a traced value (use loop/recur, or pass the value as a "
     "static argument): ";
+
+namespace {
+
+/// What a call-depth error says: the traced-recursion explanation only when the limit is
+/// met inside a staged branch (a recursion static values decide is as deep as eager
+/// code's and gets eager code's error).
+const char* depthPrefix(const Tracer* tracer) {
+  return tracer && tracer->inStagedBranch() ? kTracedRecursion : "";
+}
+
+} // namespace
 
 void Evaluator::callLimitHit(const Span& span) {
   if (interrupted_.load(std::memory_order_relaxed)) {
@@ -207,7 +219,7 @@ void Evaluator::callLimitHit(const Span& span) {
     throw Error(ErrorKind::Runtime, "interrupted", span);
   }
   throw Error(ErrorKind::Runtime,
-              cat(tracer_ ? kTracedRecursion : "", "stack depth exceeded (more than ", options_.maxDepth, " nested calls)"),
+              cat(depthPrefix(tracer_), "stack depth exceeded (more than ", options_.maxDepth, " nested calls)"),
               span);
 }
 
@@ -276,14 +288,10 @@ Value Evaluator::callClosure(const ClosureObj& closure, Args args, const Span& s
   if (args.size() < fixed || (!lambda.variadic() && args.size() > fixed))
     arityError(lambda.name, static_cast<int>(fixed), lambda.variadic() ? -1 : static_cast<int>(fixed),
                args.size(), span);
-  enterCall(span);
-  struct Leave {
-    Evaluator& evaluator;
-    ~Leave() { evaluator.leaveCall(); }
-  } leave{*this};
+  const CallLevel level(*this, span);
   if (nativeStackLow())
     throw Error(ErrorKind::Runtime,
-                cat(tracer_ ? kTracedRecursion : "", "stack depth exceeded (the native stack is nearly full)"), span);
+                cat(depthPrefix(tracer_), "stack depth exceeded (the native stack is nearly full)"), span);
 
   // The frame lives on the native stack; checkStack() above keeps that safe.
   const int size = std::max(lambda.frameSize, 1);

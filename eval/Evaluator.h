@@ -87,6 +87,17 @@ public:
     }
   }
   void leaveCall() { --depth_; }
+  /// One call level for as long as it lives (a closure's or a native function's call).
+  class CallLevel {
+  public:
+    CallLevel(Evaluator& evaluator, const Span& span) : evaluator_(evaluator) { evaluator.enterCall(span); }
+    ~CallLevel() { evaluator_.leaveCall(); }
+    CallLevel(const CallLevel&) = delete;
+    CallLevel& operator=(const CallLevel&) = delete;
+
+  private:
+    Evaluator& evaluator_;
+  };
   /// Throws `runtime error: interrupted` if Ctrl-C was pressed. Cheap; called by loops.
   void poll(const Span& span) {
     if (interrupted_.load(std::memory_order_relaxed)) callLimitHit(span);

@@ -37,14 +37,66 @@ void Object::destroy(const Object* object) {
   pending = nullptr;
 }
 
-const StringObj& Value::string() const { return *static_cast<const StringObj*>(object_); }
-const KeywordObj& Value::keyword() const { return *static_cast<const KeywordObj*>(object_); }
-const SymbolObj& Value::symbol() const { return *static_cast<const SymbolObj*>(object_); }
-const ListObj* Value::list() const { return static_cast<const ListObj*>(object_); }
-const VectorObj& Value::vector() const { return *static_cast<const VectorObj*>(object_); }
-const MapObj& Value::map() const { return *static_cast<const MapObj*>(object_); }
-const FunctionObj& Value::function() const { return *static_cast<const FunctionObj*>(object_); }
-const TracedObj& Value::traced() const { return *static_cast<const TracedObj*>(object_); }
+// The accessors check the kind: a host asking a string for its tensor gets a type error,
+// not another object's bytes.
+namespace {
+
+const char* kindName(ValueKind kind) {
+  switch (kind) {
+  case ValueKind::Nil: return "nil";
+  case ValueKind::Tensor: return "tensor";
+  case ValueKind::String: return "string";
+  case ValueKind::Keyword: return "keyword";
+  case ValueKind::Symbol: return "symbol";
+  case ValueKind::List: return "list";
+  case ValueKind::Vector: return "vector";
+  case ValueKind::Map: return "map";
+  case ValueKind::Function: return "function";
+  case ValueKind::Recur: return "recur";
+  case ValueKind::Traced: return "traced";
+  }
+  return "value";
+}
+
+} // namespace
+
+void Value::wrongKind(ValueKind wanted) const {
+  fail(ErrorKind::Type, "Value::", kindName(wanted), "(): the value is a ", describeKind(*this), ", not a ",
+       kindName(wanted));
+}
+
+const StringObj& Value::string() const {
+  if (kind_ != ValueKind::String) [[unlikely]] wrongKind(ValueKind::String);
+  return *static_cast<const StringObj*>(object_);
+}
+const KeywordObj& Value::keyword() const {
+  if (kind_ != ValueKind::Keyword) [[unlikely]] wrongKind(ValueKind::Keyword);
+  return *static_cast<const KeywordObj*>(object_);
+}
+const SymbolObj& Value::symbol() const {
+  if (kind_ != ValueKind::Symbol) [[unlikely]] wrongKind(ValueKind::Symbol);
+  return *static_cast<const SymbolObj*>(object_);
+}
+const ListObj* Value::list() const {
+  if (kind_ != ValueKind::List) [[unlikely]] wrongKind(ValueKind::List);
+  return static_cast<const ListObj*>(object_);
+}
+const VectorObj& Value::vector() const {
+  if (kind_ != ValueKind::Vector) [[unlikely]] wrongKind(ValueKind::Vector);
+  return *static_cast<const VectorObj*>(object_);
+}
+const MapObj& Value::map() const {
+  if (kind_ != ValueKind::Map) [[unlikely]] wrongKind(ValueKind::Map);
+  return *static_cast<const MapObj*>(object_);
+}
+const FunctionObj& Value::function() const {
+  if (kind_ != ValueKind::Function) [[unlikely]] wrongKind(ValueKind::Function);
+  return *static_cast<const FunctionObj*>(object_);
+}
+const TracedObj& Value::traced() const {
+  if (kind_ != ValueKind::Traced) [[unlikely]] wrongKind(ValueKind::Traced);
+  return *static_cast<const TracedObj*>(object_);
+}
 
 bool Value::isNonScalarTensor() const {
   if (isTensor()) return !tensor_.isScalar();
@@ -253,16 +305,34 @@ Value makeSymbol(std::string_view name, Span span) {
   return Value(new SymbolObj(SymbolObj::internName(name), span));
 }
 
+namespace {
+
+/// The recur marker is the loop's private signal; inside a collection a host made, it
+/// would reach a loop as a recur that rebound nothing.
+void rejectRecurMarker(const Value& v, const char* who) {
+  if (v.isRecur()) fail(ErrorKind::Type, who, ": an element is the internal recur marker, which only recur makes");
+}
+
+} // namespace
+
 Value makeList(std::span<const Value> items, Span span) {
+  for (const Value& item : items) rejectRecurMarker(item, "makeList");
   Value result = Value::emptyList();
   for (size_t i = items.size(); i-- > 0;)
     result = Value(new ListObj(items[i], std::move(result), i == 0 ? span : Span{}));
   return result;
 }
 
-Value makeVector(std::vector<Value> items, Span span) { return Value(new VectorObj(std::move(items), span)); }
+Value makeVector(std::vector<Value> items, Span span) {
+  for (const Value& item : items) rejectRecurMarker(item, "makeVector");
+  return Value(new VectorObj(std::move(items), span));
+}
 
 Value makeMap(std::vector<std::pair<Value, Value>> entries, Span span) {
+  for (const auto& [key, value] : entries) {
+    rejectRecurMarker(key, "makeMap");
+    rejectRecurMarker(value, "makeMap");
+  }
   if (entries.empty() && !span.known()) return Value(new MapObj());
   return Value(new MapObj(std::move(entries), span));
 }

@@ -1,5 +1,6 @@
 // runtime/DType.cpp — dtype names, sizes and promotion.
 #include "runtime/DType.h"
+#include "tsl/Error.h"
 
 #include <algorithm>
 
@@ -35,8 +36,21 @@ int rankOf(DType d) {
 
 } // namespace
 
-size_t dtypeSize(DType dtype) { return kInfo[static_cast<int>(dtype)].size; }
-const char* dtypeName(DType dtype) { return kInfo[static_cast<int>(dtype)].name; }
+void checkDType(DType dtype) {
+  if (!validDType(dtype))
+    fail(ErrorKind::Value, "invalid dtype ", static_cast<unsigned>(dtype),
+         " (a tsl::DType is one of Bool, I32, I64, F16, BF16, F32, F64)");
+}
+
+size_t dtypeSize(DType dtype) {
+  checkDType(dtype);
+  return kInfo[static_cast<int>(dtype)].size;
+}
+
+const char* dtypeName(DType dtype) {
+  checkDType(dtype);
+  return kInfo[static_cast<int>(dtype)].name;
+}
 
 std::optional<DType> dtypeFromName(std::string_view name) {
   for (const DTypeInfo& info : kInfo)

@@ -57,6 +57,7 @@ decltype(auto) dispatchDType(DType dtype, Fn&& fn) {
   case DType::F32: return fn(float{});
   case DType::F64: return fn(double{});
   }
+  checkDType(dtype); // a host's cast of a byte that names no dtype: a value error
   fail(ErrorKind::Internal, "dispatchDType: bad dtype ", static_cast<int>(dtype));
 }
 

@@ -3,6 +3,7 @@
 
 #include "runtime/Dispatch.h"
 #include "runtime/Layout.h"
+#include "runtime/Views.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -193,6 +194,7 @@ Tensor Tensor::fromImpl(DType dtype, TensorImpl* impl) {
 }
 
 Tensor Tensor::empty(DType dtype, const Shape& shape, bool zeroed) {
+  checkDType(dtype);
   if (shape.rank() == 0) {
     Tensor t;
     t.dtype_ = dtype;
@@ -225,6 +227,7 @@ Tensor Tensor::view(DType dtype, const Shape& shape, std::span<const int64_t> st
 }
 
 Tensor Tensor::wrap(void* data, DType dtype, const Shape& shape, std::function<void(void*)> release) {
+  checkDType(dtype); // before any table is indexed by it
   const int64_t n = shape.numel();
   // A host's memory: null is refused (unless there is nothing to read), as is memory
   // not aligned for its elements.
@@ -242,8 +245,31 @@ const Shape& Tensor::shape() const {
   return ranked() ? impl_->shape : scalarShape;
 }
 
-void Tensor::blockedAccess() {
-  fail(ErrorKind::Internal, "a tensor in a blocked layout was read as row-major (convert it with plain())");
+void Tensor::blockedAccess() const {
+  fail(ErrorKind::Value, "a ", dtypeName(dtype_), shape().str(), " tensor in the ", layoutName(layout()),
+       " layout has no row-major address: its elements sit in padded blocks (rowMajor() copies them row-major; "
+       "in TSL, (to-layout x :row-major))");
+}
+
+void Tensor::checkElements(bool dtypeMatches, size_t elementBytes) const {
+  if (!dtypeMatches)
+    fail(ErrorKind::Type, "Tensor::elements: the tensor holds ", dtypeName(dtype_), " elements, not ", elementBytes,
+         "-byte ones of the C++ type asked for (bool, int32_t, int64_t, uint16_t for f16 and bf16, float, double)");
+  if (blocked()) blockedAccess();
+  if (!isContiguous())
+    fail(ErrorKind::Value, "Tensor::elements: the elements of this ", dtypeName(dtype_), shape().str(),
+         " tensor are not contiguous and row-major (a transposed, sliced or broadcast view, or the ",
+         layoutName(layout()), " layout); rowMajor() copies them so");
+}
+
+Tensor Tensor::rowMajor() const {
+  if (layout() == Layout::RowMajor && isContiguous()) return *this;
+  return contiguous(untagged(*this));
+}
+
+void Tensor::notScalar(const char* what) const {
+  fail(ErrorKind::Type, "Tensor::", what, ": a ", dtypeName(dtype_), shape().str(),
+       " tensor is not a number (only a rank-0 tensor is; read elements with at() or elements<T>())");
 }
 
 Tensor Tensor::withLayout(DType dtype, const Shape& logical, Layout layout, const Shape& physical,
@@ -281,7 +307,7 @@ bool Tensor::sharesStorageWith(const Tensor& other) const {
 // ---- Scalar access ----
 
 double Tensor::toDouble() const {
-  TSL_ASSERT(!ranked(), "toDouble of a tensor of rank ", rank());
+  if (ranked()) notScalar("toDouble");
   return dispatchDType(dtype_, [&](auto tag) {
     using T = decltype(tag);
     const T value = loadElement<T>(&bits_);
@@ -290,7 +316,7 @@ double Tensor::toDouble() const {
 }
 
 int64_t Tensor::toInt() const {
-  TSL_ASSERT(!ranked(), "toInt of a tensor of rank ", rank());
+  if (ranked()) notScalar("toInt");
   return dispatchDType(dtype_, [&](auto tag) {
     using T = decltype(tag);
     const T value = loadElement<T>(&bits_);
@@ -299,6 +325,7 @@ int64_t Tensor::toInt() const {
 }
 
 bool Tensor::isNonZero() const {
+  if (ranked()) notScalar("isNonZero");
   return dispatchDType(dtype_, [&](auto tag) {
     using T = decltype(tag);
     const T value = loadElement<T>(&bits_);
@@ -307,7 +334,7 @@ bool Tensor::isNonZero() const {
 }
 
 Tensor Tensor::castScalar(DType dtype) const {
-  TSL_ASSERT(!ranked());
+  if (ranked()) notScalar("castScalar");
   return dispatchDType(dtype_, [&](auto fromTag) {
     using From = decltype(fromTag);
     const From value = loadElement<From>(&bits_);

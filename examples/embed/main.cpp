@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,9 +48,9 @@ int main(int argc, char** argv) {
     const tsl::Value w = engine.eval("(:w trained)"), b = engine.eval("(:b trained)");
     const tsl::Engine::Function score = engine.compile("score", "x:f32[8,2],w:f32[2],b:f32", "cpu");
     const std::vector<tsl::Tensor> out = score({X, w.tensor(), b.tensor()});
-    const auto* p = reinterpret_cast<const float*>(out[0].data());
+    const std::span<const float> scores = out[0].elements<float>(); // checks dtype and layout
     double worst = 0;
-    for (int i = 0; i < 8; ++i) worst = std::fmax(worst, std::fabs(p[i] - y[i]));
+    for (size_t i = 0; i < scores.size(); ++i) worst = std::fmax(worst, std::fabs(scores[i] - y[i]));
     std::printf("compiled score: largest error %.4f\n", worst);
 
     // A TSL error reaches the host as tsl::Error, with its kind and position.

@@ -14,6 +14,13 @@ namespace tsl {
 enum class DType : uint8_t { Bool, I32, I64, F16, BF16, F32, F64 };
 constexpr int kNumDTypes = 7;
 
+/// Whether `dtype` is one of the enumerators above: a host can cast any byte to a DType.
+inline bool validDType(DType dtype) { return static_cast<unsigned>(dtype) < kNumDTypes; }
+/// Throws a value error naming the dtypes unless validDType(dtype). Everything that takes
+/// a dtype from a host checks it (dtypeSize and dtypeName too, so no table is read past
+/// its end).
+void checkDType(DType dtype);
+
 /// Bytes per element.
 size_t dtypeSize(DType dtype);
 /// "f32", as written after ':' in TSL.

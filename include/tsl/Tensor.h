@@ -13,8 +13,11 @@
 #include "tsl/Shape.h"
 
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <functional>
+#include <span>
+#include <type_traits>
 
 namespace tsl {
 
@@ -150,8 +153,10 @@ public:
   }
   int64_t offset() const { return ranked() ? impl_->offset : 0; }
   const Ref<Storage>* storage() const { return ranked() ? &impl_->storage : nullptr; }
-  /// Address of the first element (for a scalar, of the inline value); not for a blocked
-  /// tensor (physicalData is its buffer).
+  /// Address of the first element (for a scalar, of the inline value), as raw bytes: the
+  /// elements sit at `strides()` from it. A value error for a blocked tensor, whose
+  /// elements strides cannot reach (physicalData is its buffer). Hosts read elements with
+  /// elements<T>().
   const char* data() const {
     if (!ranked()) return reinterpret_cast<const char*>(&bits_);
     if (blocked()) blockedAccess();
@@ -180,14 +185,37 @@ public:
   char* mutableData() { return const_cast<char*>(data()); }
   /// Whether the elements are laid out row-major without gaps.
   bool isContiguous() const;
+  /// The elements of a contiguous row-major tensor (a scalar is one element), typed: T is
+  /// bool, int32_t, int64_t, float or double for those dtypes, uint16_t for the bits of f16
+  /// and bf16. A type error if T is not the dtype's element type; a value error if the
+  /// elements are not contiguous and row-major (a transposed or broadcast view, a blocked
+  /// layout: rowMajor() gives them so). Valid while this tensor lives.
+  template <typename T>
+  std::span<const T> elements() const {
+    static_assert(std::is_same_v<T, bool> || std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t> ||
+                      std::is_same_v<T, uint16_t> || std::is_same_v<T, float> || std::is_same_v<T, double>,
+                  "elements<T>: T is bool, int32_t, int64_t, uint16_t (f16, bf16), float or double");
+    const bool matches = std::is_same_v<T, bool>      ? dtype_ == DType::Bool
+                         : std::is_same_v<T, int32_t> ? dtype_ == DType::I32
+                         : std::is_same_v<T, int64_t> ? dtype_ == DType::I64
+                         : std::is_same_v<T, float>   ? dtype_ == DType::F32
+                         : std::is_same_v<T, double>  ? dtype_ == DType::F64
+                                                      : dtype_ == DType::F16 || dtype_ == DType::BF16;
+    checkElements(matches, sizeof(T));
+    return {reinterpret_cast<const T*>(data()), static_cast<size_t>(numel())};
+  }
+  /// The same tensor with its elements contiguous and row-major: itself if they are,
+  /// else a copy (of a strided view, a broadcast, a blocked or NHWC layout).
+  Tensor rowMajor() const;
   /// Whether two tensors share storage (one may be a view of the other).
   bool sharesStorageWith(const Tensor& other) const;
 
   // ---- Scalar values ----
-  /// The value of a rank-0 tensor as a double / int64 (converting).
+  /// The value of a rank-0 tensor as a double / int64 (converting); a type error for a
+  /// tensor of rank >= 1.
   double toDouble() const;
   int64_t toInt() const;
-  /// Truth of a rank-0 tensor: nonzero (NaN is true).
+  /// Truth of a rank-0 tensor: nonzero (NaN is true); a type error for rank >= 1.
   bool isNonZero() const;
   /// The element at `index` (one coordinate per axis; negative counts from the end) as a
   /// double, converting from any dtype and following strides, so views and blocked
@@ -200,7 +228,11 @@ public:
 
 private:
   enum : uint8_t { kWeak = 1, kRanked = 2 };
-  [[noreturn]] static void blockedAccess();
+  [[noreturn]] void blockedAccess() const;
+  /// elements<T>()'s checks: the element type matches, the elements are contiguous.
+  void checkElements(bool dtypeMatches, size_t elementBytes) const;
+  /// A type error for scalar access (`what`: toDouble...) to a tensor of rank >= 1.
+  [[noreturn]] void notScalar(const char* what) const;
   bool ranked() const { return flags_ & kRanked; }
   static Tensor fromImpl(DType dtype, TensorImpl* impl);
 

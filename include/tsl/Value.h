@@ -32,7 +32,8 @@ enum class ValueKind : uint8_t {
   Vector,
   Map,
   Function,
-  Recur,  ///< internal: the result of `recur`, consumed by the enclosing loop or fn
+  Recur,  ///< internal: the result of `recur`, consumed by the enclosing loop or fn; a
+          ///< host that passes one to TSL gets a type error
   Traced, ///< a tensor being lowered to IR: known only by its type until the code runs
 };
 
@@ -116,6 +117,8 @@ public:
     v.kind_ = ValueKind::List;
     return v;
   }
+  /// Internal: what `recur` returns to its loop. An engine refuses one from its host
+  /// (as a native function's result, an argument, a definition, an element).
   static Value recurMarker() {
     Value v;
     v.kind_ = ValueKind::Recur;
@@ -141,7 +144,13 @@ public:
   /// A list or vector (what sequence functions and destructuring walk, besides tensors).
   bool isSequential() const { return isList() || isVector(); }
 
-  const Tensor& tensor() const { return tensor_; }
+  /// The value as each kind; a type error naming both kinds if it is another kind (the
+  /// empty list is a List whose list() is nullptr).
+  const Tensor& tensor() const {
+    if (kind_ != ValueKind::Tensor) [[unlikely]]
+      wrongKind(ValueKind::Tensor);
+    return tensor_;
+  }
   const StringObj& string() const;
   const KeywordObj& keyword() const;
   const SymbolObj& symbol() const;
@@ -163,6 +172,7 @@ public:
 
 private:
   bool truthySlow() const;
+  [[noreturn]] void wrongKind(ValueKind wanted) const;
   /// Keywords are interned for the life of the process and never counted.
   bool immortal() const { return kind_ == ValueKind::Keyword; }
   void reset() noexcept {

@@ -50,9 +50,11 @@ public:
   Value call(std::string_view name, std::vector<Value> args);
   Value call(const Value& function, std::vector<Value> args);
 
-  /// Defines a global in the user namespace.
+  /// Defines a global in the user namespace (a value error for a special form's name).
   void define(std::string_view name, Value value);
-  /// Defines a global function implemented in C++. `maxArgs` < 0: variadic.
+  /// Defines a global function implemented in C++, taking `minArgs` to `maxArgs`
+  /// arguments (`maxArgs` < 0: variadic; an impossible range is a value error). It may
+  /// call back into this engine; each of its calls is a level of the call-depth limit.
   void defineNative(std::string_view name, std::function<Value(Args)> fn, int minArgs = 0,
                     int maxArgs = -1);
   /// Binds *args* to the given strings.
