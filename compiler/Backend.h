@@ -67,6 +67,10 @@ struct MemoryUse {
   int64_t arenaBytes = 0;
   int64_t resultBytes = 0;
   int64_t donatedBytes = 0; ///< of resultBytes, written over donated arguments
+  /// Over the calls so far: results written over a donated argument, and donated
+  /// arguments still reachable elsewhere (a literal, a global, a local read later), so
+  /// not written over.
+  int64_t donations = 0, donationsDeclined = 0;
   /// The most a call holds at once beyond its arguments.
   int64_t peakBytes() const { return arenaBytes + resultBytes - donatedBytes; }
 };
@@ -82,7 +86,12 @@ public:
   /// returns one tensor per result. An error raised by the program is a tsl::Error at
   /// the span of the operation that raised it; Ctrl-C (the calling thread's interrupt
   /// flag, runtime/Interrupt.h) stops a long run with `runtime error: interrupted`.
-  virtual std::vector<Tensor> run(std::span<const Tensor> inputs) = 0;
+  /// `heldAlone` (empty, or one per input) marks inputs nothing but this call can reach
+  /// (Tensor::heldAlone, and no container or variable of the caller's): a result may be
+  /// written over such an input's memory when the entry donates its parameter (jit
+  /// :donate). Without it nothing is written over an input.
+  virtual std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const uint8_t> heldAlone) = 0;
+  std::vector<Tensor> run(std::span<const Tensor> inputs) { return run(inputs, {}); }
   /// A text form of the compiled code for people: "llvm" (the optimised LLVM IR), "asm",
   /// "fallbacks" (the operations run through a runtime kernel), "tc" (the tensor-core
   /// programs it has run). Empty when the backend has no such form.

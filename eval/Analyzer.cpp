@@ -51,6 +51,7 @@ public:
 
   TopLevelCode topLevel(const SyntaxPtr& form) {
     NodePtr node = analyze(form, false);
+    markLastUses(*node, top_.maxSlots, {});
     return {std::move(node), top_.maxSlots};
   }
 
@@ -324,6 +325,7 @@ private:
     target_ = savedTarget;
     lambda->recurs = target.used;
     lambda->frameSize = inner.maxSlots;
+    markLastUses(*lambda->body, lambda->frameSize, target.patterns);
     lambda->captureSources = std::move(inner.captureSources);
     lambda->captureNames = std::move(inner.captureNames);
     return std::make_unique<FnNode>(std::move(lambda), macro, form->span());

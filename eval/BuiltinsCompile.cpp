@@ -146,7 +146,9 @@ void registerCompileBuiltins(Evaluator& evaluator) {
     return makeMap({{makeKeyword("arena-bytes"), bytes(use.arenaBytes)},
                     {makeKeyword("result-bytes"), bytes(use.resultBytes)},
                     {makeKeyword("donated-bytes"), bytes(use.donatedBytes)},
-                    {makeKeyword("peak-bytes"), bytes(use.peakBytes())}});
+                    {makeKeyword("peak-bytes"), bytes(use.peakBytes())},
+                    {makeKeyword("donations"), bytes(use.donations)},
+                    {makeKeyword("donations-declined"), bytes(use.donationsDeclined)}});
   });
 
   evaluator.defineBuiltin("ir", 1, -1, [](CallContext& cx, Args args) -> Value {

@@ -175,6 +175,41 @@ void collect(const TreeShape& shape, const Value& value, std::vector<Tensor>& ou
   }
 }
 
+/// For each tensor leaf of `value`, in collect's order: whether nothing but `value` (the
+/// call's argument, held by the call alone when `alone`) reaches it — every container on
+/// the way held once, its entry in no other version of a persistent vector or map, the
+/// tensor and its storage held once (Tensor::heldAlone). jit :donate writes results over
+/// such leaves only: a program literal, a global, a local read again later, a closure's
+/// capture or a host's array each hold a reference of their own.
+void collectHeldAlone(const TreeShape& shape, const Value& value, bool alone, std::vector<uint8_t>& out) {
+  switch (shape.kind) {
+  case TreeShape::Kind::Leaf: out.push_back(alone && value.isTensor() && value.tensor().heldAlone()); break;
+  case TreeShape::Kind::Static: break;
+  case TreeShape::Kind::Map: {
+    const MapObj& map = value.map();
+    alone = alone && map.unique();
+    for (size_t i = 0; i < shape.keys.size(); ++i)
+      collectHeldAlone(shape.children[i], *map.find(shape.keys[i]), alone && map.holdsAlone(shape.keys[i]), out);
+    break;
+  }
+  case TreeShape::Kind::Vector: {
+    const VectorObj& vector = value.vector();
+    alone = alone && vector.unique();
+    for (size_t i = 0; i < shape.children.size(); ++i)
+      collectHeldAlone(shape.children[i], vector[i], alone && vector.holdsAlone(i), out);
+    break;
+  }
+  case TreeShape::Kind::List: {
+    const ListObj* cell = value.list();
+    for (size_t i = 0; i < shape.children.size() && cell; ++i, cell = cell->next()) {
+      alone = alone && cell->unique(); // a shorter list may share the rest of the cells
+      collectHeldAlone(shape.children[i], cell->first(), alone, out);
+    }
+    break;
+  }
+  }
+}
+
 } // namespace
 
 Signature Signature::of(Args args, const std::vector<std::string>& names, const std::vector<bool>& staticArgs,
@@ -397,13 +432,20 @@ void parseSignature(std::string_view text, std::vector<std::string>& names, std:
 Value Lowered::run(Evaluator& evaluator, Args args, const Span& span) const {
   std::vector<Tensor> inputs;
   inputs.reserve(signature.leaves.size() + hidden.size());
+  // Which leaves nothing else reaches, asked before `inputs` holds them too.
+  std::vector<uint8_t> alone;
+  alone.reserve(signature.leaves.size() + hidden.size());
+  for (size_t i = 0; i < args.size() && i < signature.args.size(); ++i)
+    collectHeldAlone(signature.args[i], args[i], args[i].isTensor() || (args[i].object() && args[i].object()->unique()),
+                     alone);
   signature.collectLeaves(args, inputs);
   inputs.insert(inputs.end(), hidden.begin(), hidden.end());
+  alone.resize(inputs.size(), 0); // hidden tensors belong to the function
   TSL_ASSERT(executable, "running a lowered function that was not compiled");
   std::vector<Tensor> outputs;
   try {
     InterruptScope interruptible(&evaluator.interruptFlag());
-    outputs = executable->run(inputs);
+    outputs = executable->run(inputs, alone);
   } catch (Error& e) {
     e.setSpanIfUnknown(span);
     throw;

@@ -86,7 +86,7 @@ void Evaluator::define(Namespace& ns, std::string_view name, Value value) {
 
 Value Evaluator::run(const NodePtr& node, int frameSize) {
   std::vector<Value> slots(static_cast<size_t>(std::max(frameSize, 1)));
-  Frame frame{slots.data(), nullptr};
+  Frame frame{slots.data(), nullptr, static_cast<int>(slots.size())};
   Value result = node->eval(*this, frame);
   TSL_ASSERT(!result.isRecur(), "recur escaped its loop");
   return result;
@@ -303,7 +303,7 @@ Value Evaluator::callClosure(const ClosureObj& closure, Args args, const Span& s
     ~Destroy() { std::destroy_n(slots, size); }
   } destroy{slots, size};
 
-  Frame frame{slots, &closure};
+  Frame frame{slots, &closure, size};
   try {
     for (size_t i = 0; i < fixed; ++i) lambda.params[i].bind(args[i], slots);
     if (lambda.rest) {

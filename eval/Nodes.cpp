@@ -129,9 +129,18 @@ Value DefNode::eval(Evaluator& evaluator, Frame& frame) const {
 
 Value IfNode::eval(Evaluator& evaluator, Frame& frame) const {
   const Value cond = cond_->eval(evaluator, frame);
-  if (cond.isTraced())
+  if (cond.isTraced()) {
+    // Lowering runs both branches on this frame; each must see the slots as the if found
+    // them (a branch's last use moves a value out of its slot, eval/LastUses.cpp).
+    std::vector<Value> slots(frame.slots, frame.slots + frame.size);
     return activeTracer(cond).stageIf(
-        cond, [&] { return then_->eval(evaluator, frame); }, [&] { return else_->eval(evaluator, frame); }, span());
+        cond, [&] { return then_->eval(evaluator, frame); },
+        [&] {
+          std::copy(slots.begin(), slots.end(), frame.slots);
+          return else_->eval(evaluator, frame);
+        },
+        span());
+  }
   bool truth;
   try {
     truth = cond.truthy();

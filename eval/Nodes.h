@@ -25,16 +25,57 @@ class Evaluator;
 struct Frame {
   Value* slots;
   const ClosureObj* closure; ///< nullptr at top level
+  int size;                  ///< the number of slots
 };
+
+struct Pattern;
+
+/// The liveness of a frame's slots, walked backwards through a body (eval/LastUses.cpp):
+/// which slots something evaluated later may read. A read of a slot that nothing reads
+/// afterwards on any path is a *last use*: it moves the value out of the slot instead of
+/// copying it, so that what it is passed to holds the only reference (jit :donate writes
+/// a result over an argument only then).
+struct LastUses {
+  explicit LastUses(int frameSize) : live(static_cast<size_t>(frameSize), false) {}
+  std::vector<bool> live;
+  /// The slots live where each enclosing loop (or the fn) starts an iteration: what a
+  /// recur to it leaves live. The innermost is last.
+  std::vector<std::vector<bool>> heads;
+
+  void everything() { live.assign(live.size(), true); }
+  void read(int slot) {
+    if (slot >= 0 && static_cast<size_t>(slot) < live.size()) live[static_cast<size_t>(slot)] = true;
+  }
+  bool isLive(int slot) const {
+    return slot < 0 || static_cast<size_t>(slot) >= live.size() || live[static_cast<size_t>(slot)];
+  }
+  /// The slots `pattern` binds are dead before it binds them.
+  void kill(const Pattern& pattern);
+  void join(const std::vector<bool>& other) {
+    for (size_t i = 0; i < live.size() && i < other.size(); ++i) live[i] = live[i] || other[i];
+  }
+};
+
+class Node;
+
+/// Marks the last uses in `body`, a function body (whose recur binds `params`) or a
+/// top-level form (no params) over a frame of `frameSize` slots.
+void markLastUses(const Node& body, int frameSize, const std::vector<const Pattern*>& params);
 
 class Node {
 public:
   explicit Node(Span span) : span_(span) {}
   virtual ~Node() = default;
   virtual Value eval(Evaluator& evaluator, Frame& frame) const = 0;
+  /// Updates `uses` from the slots live after this node to those live before it, marking
+  /// last uses on the way. The default, for a node that does not say what it reads: it
+  /// may read every slot, so nothing before it moves.
+  virtual void lastUses(LastUses& uses) const { uses.everything(); }
   /// For nodes that only read a value (a local, a capture, a constant): where it is,
   /// so a caller can use it without copying. nullptr for everything else.
   virtual const Value* peek(const Frame&) const { return nullptr; }
+  /// Whether peek() gives a value (without evaluating anything, never moving).
+  virtual bool peekable() const { return false; }
   const Span& span() const { return span_; }
 
 private:
@@ -95,8 +136,10 @@ public:
   ConstNode(Value value, Span span) : Node(span), value_(std::move(value)) {}
   Value eval(Evaluator&, Frame&) const override { return value_; }
   const Value* peek(const Frame&) const override { return &value_; }
+  bool peekable() const override { return true; }
   const Value& value() const { return value_; }
 
+  void lastUses(LastUses& uses) const override;
 private:
   Value value_;
 };
@@ -104,11 +147,18 @@ private:
 class LocalNode final : public Node {
 public:
   LocalNode(int slot, Span span) : Node(span), slot_(slot) {}
-  Value eval(Evaluator&, Frame& frame) const override { return frame.slots[slot_]; }
+  /// A last use moves the value out (the slot is never read again before it is bound).
+  Value eval(Evaluator&, Frame& frame) const override {
+    return moves_ ? std::move(frame.slots[slot_]) : frame.slots[slot_];
+  }
   const Value* peek(const Frame& frame) const override { return &frame.slots[slot_]; }
+  bool peekable() const override { return true; }
+  void lastUses(LastUses& uses) const override;
+  bool moves() const { return moves_; }
 
 private:
   int slot_;
+  mutable bool moves_ = false; ///< set once, by the analyzer's liveness walk
 };
 
 class CaptureNode final : public Node {
@@ -116,7 +166,9 @@ public:
   CaptureNode(int index, Span span) : Node(span), index_(index) {}
   Value eval(Evaluator&, Frame& frame) const override { return frame.closure->captures()[index_]; }
   const Value* peek(const Frame& frame) const override { return &frame.closure->captures()[index_]; }
+  bool peekable() const override { return true; }
 
+  void lastUses(LastUses& uses) const override;
 private:
   int index_;
 };
@@ -126,6 +178,7 @@ class SelfNode final : public Node {
 public:
   explicit SelfNode(Span span) : Node(span) {}
   Value eval(Evaluator&, Frame& frame) const override { return Value(frame.closure); }
+  void lastUses(LastUses& uses) const override;
 };
 
 class GlobalNode final : public Node {
@@ -134,6 +187,7 @@ public:
   Value eval(Evaluator& evaluator, Frame& frame) const override;
   Var* var() const { return var_; }
 
+  void lastUses(LastUses& uses) const override;
 private:
   Var* var_;
 };
@@ -144,6 +198,7 @@ public:
       : Node(span), var_(var), value_(std::move(value)), doc_(std::move(doc)) {}
   Value eval(Evaluator& evaluator, Frame& frame) const override;
 
+  void lastUses(LastUses& uses) const override;
 private:
   Var* var_;
   NodePtr value_;
@@ -156,6 +211,7 @@ public:
       : Node(span), cond_(std::move(cond)), then_(std::move(then)), else_(std::move(otherwise)) {}
   Value eval(Evaluator& evaluator, Frame& frame) const override;
 
+  void lastUses(LastUses& uses) const override;
 private:
   NodePtr cond_, then_, else_;
 };
@@ -165,6 +221,7 @@ public:
   DoNode(std::vector<NodePtr> body, Span span) : Node(span), body_(std::move(body)) {}
   Value eval(Evaluator& evaluator, Frame& frame) const override;
 
+  void lastUses(LastUses& uses) const override;
 private:
   std::vector<NodePtr> body_;
 };
@@ -176,6 +233,7 @@ public:
       : Node(span), isAnd_(isAnd), operands_(std::move(operands)) {}
   Value eval(Evaluator& evaluator, Frame& frame) const override;
 
+  void lastUses(LastUses& uses) const override;
 private:
   Value evalFrom(Evaluator& evaluator, Frame& frame, size_t first) const;
 
@@ -195,6 +253,7 @@ public:
         endSlot_(endSlot) {}
   Value eval(Evaluator& evaluator, Frame& frame) const override;
 
+  void lastUses(LastUses& uses) const override;
 private:
   std::vector<Binding> bindings_;
   NodePtr body_;
@@ -209,6 +268,7 @@ public:
   Value eval(Evaluator& evaluator, Frame& frame) const override;
   const std::vector<Binding>& bindings() const { return bindings_; }
 
+  void lastUses(LastUses& uses) const override;
 private:
   std::vector<Binding> bindings_;
   NodePtr body_;
@@ -222,6 +282,7 @@ public:
       : Node(span), operands_(std::move(operands)), targets_(std::move(targets)) {}
   Value eval(Evaluator& evaluator, Frame& frame) const override;
 
+  void lastUses(LastUses& uses) const override;
 private:
   std::vector<NodePtr> operands_;
   std::vector<const Pattern*> targets_;
@@ -234,6 +295,7 @@ public:
   Value eval(Evaluator& evaluator, Frame& frame) const override;
   const std::shared_ptr<const Lambda>& lambda() const { return lambda_; }
 
+  void lastUses(LastUses& uses) const override;
 private:
   std::shared_ptr<const Lambda> lambda_;
   bool macro_;
@@ -245,6 +307,7 @@ public:
   VectorNode(std::vector<NodePtr> items, Span span) : Node(span), items_(std::move(items)) {}
   Value eval(Evaluator& evaluator, Frame& frame) const override;
 
+  void lastUses(LastUses& uses) const override;
 private:
   std::vector<NodePtr> items_;
 };
@@ -255,6 +318,7 @@ public:
   MapNode(std::vector<NodePtr> keysAndValues, Span span) : Node(span), items_(std::move(keysAndValues)) {}
   Value eval(Evaluator& evaluator, Frame& frame) const override;
 
+  void lastUses(LastUses& uses) const override;
 private:
   std::vector<NodePtr> items_;
 };
@@ -265,6 +329,7 @@ public:
       : Node(span), callee_(std::move(callee)), operands_(std::move(operands)) {}
   Value eval(Evaluator& evaluator, Frame& frame) const override;
 
+  void lastUses(LastUses& uses) const override;
 private:
   NodePtr callee_;
   std::vector<NodePtr> operands_;
@@ -280,6 +345,7 @@ public:
       : Node(span), var_(var), builtin_(builtin), fn_(fn), lhs_(std::move(lhs)), rhs_(std::move(rhs)) {}
   Value eval(Evaluator& evaluator, Frame& frame) const override;
 
+  void lastUses(LastUses& uses) const override;
 private:
   Var* var_;
   const Object* builtin_;

@@ -131,6 +131,19 @@ public:
   /// Element i (i < size()).
   const T& operator[](size_t i) const { return leafFor(i)->items[i & kMask]; }
 
+  /// Whether element i (i < size()) is reachable through this vector alone: every node on
+  /// its way (root to leaf, or the tail) is held once. A node shared with another version
+  /// of the vector lets that version reach the element too.
+  bool holdsAlone(size_t i) const {
+    if (i >= tailOffset()) return tail_->refs == 1;
+    const Node* node = root_;
+    for (unsigned level = shift_;; level -= kBits) {
+      if (node->refs != 1) return false;
+      if (level == 0) return true;
+      node = static_cast<const Branch*>(node)->kids[(i >> level) & kMask];
+    }
+  }
+
   /// This vector with `value` appended.
   PersistentVector push_back(T value) const {
     PersistentVector out;

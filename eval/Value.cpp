@@ -228,6 +228,11 @@ const Value* MapObj::find(const Value& key) const {
   return at ? &entries_[*at].second : nullptr;
 }
 
+bool MapObj::holdsAlone(const Value& key) const {
+  const auto at = position(key, index_.empty() ? 0 : hashValue(key));
+  return at && entries_.holdsAlone(*at);
+}
+
 void MapObj::reindex() {
   index_ = HashIndex();
   if (live_ <= kLinearLimit) return;

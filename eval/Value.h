@@ -125,6 +125,10 @@ public:
   const SyntaxOrigin& origin() const { return origin_; }
   void setOrigin(SyntaxOrigin origin) { origin_ = std::move(origin); }
 
+  /// Whether element i (i < count()) is reachable through this vector object alone (no
+  /// other version shares the nodes holding it).
+  bool holdsAlone(size_t i) const { return items_.holdsAlone(start_ + i); }
+
   /// This vector with `value` appended.
   Value conj(Value value) const;
   /// This vector with element i (i < count()) replaced.
@@ -191,6 +195,8 @@ public:
   size_t count() const { return live_; }
   /// The value at `key`, or nullptr: O(1) for small maps, O(log32 n) through the index.
   const Value* find(const Value& key) const;
+  /// Whether the value at `key` (present) is reachable through this map object alone.
+  bool holdsAlone(const Value& key) const;
   /// A new map with `key` set (keeping its position if present, else appended).
   Value assoc(const Value& key, Value value) const;
   Value dissoc(const Value& key) const;

@@ -274,6 +274,13 @@ Tensor denseInLayout(const Tensor& x, Layout layout) {
   return laid; // toLayout's buffers are dense, and so are wrapPhysical's
 }
 
+Tensor overStorage(Ref<Storage> storage, DType dtype, const Shape& shape, Layout layout) {
+  if (layout != Layout::RowMajor) checkLayout(layout, shape, "layout");
+  TSL_ASSERT(storage && storage->bytes() >= static_cast<size_t>(physicalBytes(layout, shape, dtype)),
+             "overStorage: the storage is smaller than the tensor");
+  return over(std::move(storage), dtype, shape, layout);
+}
+
 Tensor wrapPhysical(void* data, DType dtype, const Shape& logical, Layout layout, std::function<void(void*)> release) {
   checkLayout(layout, logical, "wrap");
   const int64_t bytes = physicalBytes(layout, logical, dtype);

@@ -100,6 +100,10 @@ Tensor emptyInLayout(DType dtype, const Shape& shape, Layout layout);
 /// buffer): what compiled code reads an argument from.
 Tensor denseInLayout(const Tensor& x, Layout layout);
 
+/// A tensor of `shape` stored in `layout` over the memory of `storage` (dense, at least
+/// physicalBytes long): a result written over a donated argument's memory.
+Tensor overStorage(Ref<Storage> storage, DType dtype, const Shape& shape, Layout layout);
+
 /// A blocked tensor over a physical buffer of the caller's (not copied; `release` runs
 /// when the last tensor using it is gone).
 Tensor wrapPhysical(void* data, DType dtype, const Shape& logical, Layout layout,

@@ -300,6 +300,10 @@ bool Tensor::isContiguous() const {
   return true;
 }
 
+bool Tensor::heldAlone() const {
+  return ranked() && impl_->unique() && impl_->storage && impl_->storage->unique() && impl_->storage->ownsMemory();
+}
+
 bool Tensor::sharesStorageWith(const Tensor& other) const {
   return ranked() && other.ranked() && impl_->storage == other.impl_->storage;
 }

@@ -61,7 +61,8 @@ public:
   const ir::Module& module() const override { return *module_; }
   const ir::Function& entry() const override { return entry_; }
 
-  std::vector<Tensor> run(std::span<const Tensor> inputs) override {
+  using Executable::run;
+  std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const uint8_t> heldAlone) override {
     const auto& params = entry_.body().arguments();
     if (inputs.size() != params.size())
       fail(ErrorKind::Type, "@", entry_.name(), " takes ", params.size(), " arguments, got ", inputs.size());
@@ -90,12 +91,13 @@ public:
       if (results_[r].rank() == 0) {
         buffers.push_back(&scalars[inputs.size() + r]);
         outputAt.push_back(SIZE_MAX);
-      } else if (const int d = resultDonor_[r]; d >= 0 && writableDonation(inputs, static_cast<size_t>(d))) {
-        // Written over the donated argument's buffer (the one compiled code reads).
+      } else if (const int d = resultDonor_[r];
+                 d >= 0 && countDonation(writableDonation(inputs, heldAlone, static_cast<size_t>(d)))) {
+        // Written over the donated argument's buffer (the one compiled code reads): the
+        // result takes over its storage, and can be donated in turn.
         const Tensor& donor = held[heldAt[static_cast<size_t>(d)]];
         void* data = const_cast<char*>(donor.physicalData());
-        held.push_back(wrapPhysical(data, results_[r].dtype, results_[r].shape(), results_[r].layout,
-                                    [keep = donor](void*) {}));
+        held.push_back(overStorage(*donor.storage(), results_[r].dtype, results_[r].shape(), results_[r].layout));
         outputAt.push_back(held.size() - 1);
         buffers.push_back(data);
       } else {
@@ -123,6 +125,8 @@ public:
   MemoryUse memory() const override {
     MemoryUse use = Executable::memory();
     use.arenaBytes = program_.frameBytes; // the entry's arena and the frames of what it calls
+    use.donations = donations_.load();
+    use.donationsDeclined = donationsDeclined_.load();
     return use;
   }
 
@@ -137,11 +141,13 @@ public:
   }
 
 private:
-  /// Whether donated argument `d` may be written over: a tensor argument that is all of
-  /// its memory (not a slice of a larger tensor, which was not donated), which no other
-  /// argument shares (the same tensor passed twice, or a view of it, is still read).
-  static bool writableDonation(std::span<const Tensor> inputs, size_t d) {
-    if (d >= inputs.size() || inputs[d].rank() == 0) return false;
+  /// Whether donated argument `d` may be written over: a tensor argument nothing but the
+  /// call reaches (`heldAlone`: not a program's literal, a global, a local read later),
+  /// that is all of its memory (not a slice of a larger tensor, which was not donated),
+  /// which no other argument shares (the same tensor passed twice, or a view of it, is
+  /// still read).
+  static bool writableDonation(std::span<const Tensor> inputs, std::span<const uint8_t> heldAlone, size_t d) {
+    if (d >= inputs.size() || d >= heldAlone.size() || !heldAlone[d] || inputs[d].rank() == 0) return false;
     const Tensor& t = inputs[d];
     if (t.offset() != 0 || !t.storage() ||
         (*t.storage())->bytes() != static_cast<size_t>(physicalBytes(t.layout(), t.shape(), t.dtype())))
@@ -149,6 +155,11 @@ private:
     for (size_t i = 0; i < inputs.size(); ++i)
       if (i != d && inputs[i].rank() > 0 && inputs[i].sharesStorageWith(inputs[d])) return false;
     return true;
+  }
+
+  bool countDonation(bool taken) {
+    ++(taken ? donations_ : donationsDeclined_);
+    return taken;
   }
 
   /// The executable's arena, reused by every call; a call made while another holds it
@@ -185,6 +196,7 @@ private:
   std::vector<int> resultDonor_; ///< per result: the donated parameter it is written over, or -1
   Ref<Storage> arena_;
   std::atomic<bool> arenaBusy_{false};
+  std::atomic<int64_t> donations_{0}, donationsDeclined_{0};
 };
 
 class CpuBackend final : public Backend {

@@ -14,7 +14,10 @@ public:
       : module_(std::move(module)), entry_(entry) {}
   const ir::Module& module() const override { return *module_; }
   const ir::Function& entry() const override { return entry_; }
-  std::vector<Tensor> run(std::span<const Tensor> inputs) override { return runIr(*module_, entry_, inputs); }
+  using Executable::run;
+  std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const uint8_t>) override {
+    return runIr(*module_, entry_, inputs);
+  }
 
 private:
   std::shared_ptr<const ir::Module> module_;

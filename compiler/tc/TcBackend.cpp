@@ -106,7 +106,8 @@ public:
   const ir::Module& module() const override { return *module_; }
   const ir::Function& entry() const override { return entry_; }
 
-  std::vector<Tensor> run(std::span<const Tensor> inputs) override {
+  using Executable::run;
+  std::vector<Tensor> run(std::span<const Tensor> inputs, std::span<const uint8_t>) override {
     TcStats stats;
     std::vector<TraceEvent> trace;
     int64_t clock;

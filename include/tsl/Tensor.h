@@ -33,6 +33,8 @@ public:
 
   char* data() const { return data_; }
   size_t bytes() const { return bytes_; }
+  /// Whether TSL allocated the memory (not a host's wrapped array, which the host reads).
+  bool ownsMemory() const { return origin_ != Origin::External; }
 
 private:
   friend class RefCounted<Storage>;
@@ -209,6 +211,10 @@ public:
   Tensor rowMajor() const;
   /// Whether two tensors share storage (one may be a view of the other).
   bool sharesStorageWith(const Tensor& other) const;
+  /// Whether this handle alone reaches its elements: the only handle on its tensor, the
+  /// only tensor on its storage, memory TSL allocated. (jit :donate writes a result over
+  /// an argument only then: nothing else could see the change.)
+  bool heldAlone() const;
 
   // ---- Scalar values ----
   /// The value of a rank-0 tensor as a double / int64 (converting); a type error for a
