@@ -13,6 +13,7 @@
 #include "runtime/LayoutSvg.h"
 #include "runtime/Structure.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace tsl::builtins {
@@ -32,9 +33,123 @@ Value runCall(const CallContext& cx, const OpCall& call) {
   return Value(runOp(call.kind, call.attrs, operands));
 }
 
+/// (get x i j ...) with an index known only when the compiled code runs (LANGUAGE §6:
+/// jit compiles per signature, never per value; the result's shape does not depend on
+/// the index): each index becomes a take of a rank-0 index along its axis, which drops
+/// the axis as the view would. Checked as eager get checks (count, rank-0 integers);
+/// out-of-range indices are the same value error, raised when the code runs.
+Value getByTake(const CallContext& cx, Args args) {
+  const ir::Type* xType = args[0].isTraced() ? &tracedType(args[0]) : nullptr;
+  const int rank = xType ? xType->rank() : args[0].tensor().rank();
+  if (static_cast<int>(args.size()) - 1 > rank)
+    fail(ErrorKind::Value, "get: ", args.size() - 1, " indices for a tensor of rank ", rank);
+  Value x = args[0];
+  int64_t axis = 0; // the axis of x the next index applies to
+  for (size_t k = 1; k < args.size(); ++k) {
+    const Value& index = args[k];
+    if (index.isNil()) {
+      ++axis;
+      continue;
+    }
+    const bool integral = index.isTraced() ? tracedType(index).rank() == 0 && isInteger(tracedType(index).dtype)
+                                           : index.isTensor() && index.tensor().isScalar() && isInteger(index.tensor().dtype());
+    if (!integral) fail(ErrorKind::Type, "get: an index must be an integer or nil, got ", describeKind(index));
+    const Value* operands[] = {&x, &index};
+    x = runCall(cx, OpCall{OpKind::Take, {operands[0], operands[1]}, AxisAttrs{axis}});
+  }
+  return x;
+}
+
+Shape staticShape(const CallContext& cx, const Value& v);
+
+/// A rank-0 traced (or concrete) value of the kind `what` names, else a type error.
+const Value& scalarOperand(const CallContext& cx, const Value& v, std::string_view what) {
+  const bool scalar = v.isTraced() ? tracedType(v).rank() == 0 : v.isTensor() && v.tensor().isScalar();
+  if (!scalar) fail(ErrorKind::Type, cx.self.name(), ": ", what, " must be a number, got ", describeKind(v));
+  return v;
+}
+
+Value call1(const CallContext& cx, OpKind kind, const Value& a, OpAttrs attrs) {
+  return runCall(cx, OpCall{kind, {&a}, std::move(attrs)});
+}
+Value call2(const CallContext& cx, OpKind kind, const Value& a, const Value& b, OpAttrs attrs = NoAttrs{}) {
+  return runCall(cx, OpCall{kind, {&a, &b}, std::move(attrs)});
+}
+
+/// (full shape v) with v known only when the code runs: v, cast, broadcast to the shape.
+Value fullTraced(const CallContext& cx, Args args) {
+  KeywordArgs kw(cx, args, 2, {"dtype"});
+  const Value& v = scalarOperand(cx, args[1], "the value");
+  const DType d = [&] {
+    if (const Value* dt = kw.find("dtype")) return readDType(cx, *dt);
+    const DType own = tracedType(v).dtype;
+    return v.traced().tracer()->isWeak(v.traced().value()) ? concreteDType({own, true}) : own;
+  }();
+  return call1(cx, OpKind::BroadcastTo, call1(cx, OpKind::Cast, v, CastAttrs{d}), ShapeAttrs{readInts(cx, args[0], "the shape")});
+}
+
+/// (pad x widths :value v) with v known only when the code runs: x padded with zeros,
+/// then v where a padded mask is true.
+Value padTraced(const CallContext& cx, Args args) {
+  KeywordArgs kw(cx, args, 2, {"value"});
+  const Value& v = scalarOperand(cx, *kw.find("value"), ":value");
+  std::vector<Value> plain(args.begin(), args.end());
+  for (size_t i = 2; i + 1 < plain.size(); i += 2)
+    if (plain[i].isKeyword() && plain[i].keyword().name() == "value") plain[i + 1] = Value(Tensor::weakInt(0));
+  const Value padded = runCall(cx, *parseOpCall(cx, "pad", plain));
+  const Shape shape = staticShape(cx, args[0]);
+  const Value inside = runCall(cx, OpCall{OpKind::Full, {}, FullAttrs{std::vector<int64_t>(shape.begin(), shape.end()),
+                                                                      Number{true, 0, 0}, DType::Bool}});
+  plain[0] = inside;
+  for (size_t i = 2; i + 1 < plain.size(); i += 2)
+    if (plain[i].isKeyword() && plain[i].keyword().name() == "value") plain[i + 1] = Value(Tensor::weakInt(1));
+  const Value border = runCall(cx, *parseOpCall(cx, "pad", plain));
+  const DType d = args[0].isTraced() ? tracedType(args[0]).dtype : args[0].tensor().dtype();
+  const Value filler = call1(cx, OpKind::Cast, v, CastAttrs{d});
+  const Value* operands[] = {&border, &filler, &padded};
+  return runCall(cx, OpCall{OpKind::Where, {operands[0], operands[1], operands[2]}, NoAttrs{}});
+}
+
+/// (rng-key seed) with the seed known only when the code runs: runtime/Random.cpp's key,
+/// [seed mod 2^32, (seed >> 32) mod 2^32], from integer operations.
+Value rngKeyTraced(const CallContext& cx, Args args) {
+  const Value& seed = scalarOperand(cx, args[0], "the seed");
+  if (!isInteger(tracedType(seed).dtype))
+    fail(ErrorKind::Type, "rng-key: the seed must be an integer, got ", describeKind(seed));
+  const Value word(Tensor::weakInt(int64_t(1) << 32));
+  const Value wide = call1(cx, OpKind::Cast, seed, CastAttrs{DType::I64});
+  const Value lo = call2(cx, OpKind::Mod, wide, word);
+  const Value hi = call2(cx, OpKind::Mod, call2(cx, OpKind::FloorDiv, wide, word), word);
+  const Value* operands[] = {&lo, &hi};
+  return runCall(cx, OpCall{OpKind::Stack, {operands[0], operands[1]}, AxisAttrs{0}});
+}
+
+/// Primitives whose attribute values (not shapes) may be known only when compiled code
+/// runs (LANGUAGE §6: jit compiles per signature, never per value): given a traced value
+/// there, each is written with other primitives. `traced` says which argument it is.
+struct TracedForm {
+  const char* name;
+  bool (*traced)(Args args);
+  Value (*lower)(const CallContext& cx, Args args);
+};
+bool keywordTraced(Args args, const char* keyword) {
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i].isKeyword() && args[i].keyword().name() == keyword && args[i + 1].isTraced()) return true;
+  return false;
+}
+const TracedForm kTracedForms[] = {
+    {"full", [](Args a) { return a.size() >= 2 && a[1].isTraced(); }, fullTraced},
+    {"pad", [](Args a) { return keywordTraced(a, "value"); }, padTraced},
+    {"rng-key", [](Args a) { return !a.empty() && a[0].isTraced(); }, rngKeyTraced},
+};
+
 /// Registers the primitive `name` as a builtin that parses and runs it.
 void definePrimitive(Evaluator& evaluator, const std::string& name) {
-  evaluator.defineBuiltin(name, 0, -1, [name](CallContext& cx, Args args) {
+  const TracedForm* traced = nullptr;
+  for (const TracedForm& form : kTracedForms)
+    if (name == form.name) traced = &form;
+  evaluator.defineBuiltin(name, 0, -1, [name, traced](CallContext& cx, Args args) {
+    if (traced && traced->traced(args)) return traced->lower(cx, args);
     return runCall(cx, *parseOpCall(cx, name, args));
   });
 }
@@ -88,8 +203,11 @@ void registerTensorBuiltins(Evaluator& evaluator) {
   // get: indexing on tensors, lookup on maps and vectors.
   const Value lookup = evaluator.core().find("get")->value;
   evaluator.defineBuiltin("get", 2, -1, [lookup](CallContext& cx, Args args) {
-    if ((args[0].isTensor() && !args[0].tensor().isScalar()) || args[0].isTraced())
+    if ((args[0].isTensor() && !args[0].tensor().isScalar()) || args[0].isTraced()) {
+      if (std::any_of(args.begin() + 1, args.end(), [](const Value& v) { return v.isTraced(); }))
+        return getByTake(cx, args);
       return runCall(cx, *parseOpCall(cx, "get", args));
+    }
     if (args.size() > 3) fail(ErrorKind::Type, "wrong number of arguments to get: expected 2 to 3 for a map or vector");
     return cx.evaluator.apply(lookup, args, cx.span);
   });
