@@ -226,7 +226,7 @@ V takeGradJvp(Emit& e, const Primal& p, const Vs& d) { return e.op(OpKind::TakeG
 
 /// A layout changes no value: the cotangent goes back in the operand's layout, the
 /// tangent forward in the result's.
-Vs layoutVjp(Emit& e, const Primal& p, V ct) { return {e.op(OpKind::ToLayout, LayoutAttrs{p.x[0]->type().layout}, {ct})}; }
+Vs layoutVjp(Emit& e, const Primal& p, V ct) { return {e.op(OpKind::Transdata, LayoutAttrs{p.x[0]->type().layout}, {ct})}; }
 
 DiffRule rules(VjpRule vjp, JvpRule jvp) { return {Differentiability::Rules, vjp, jvp, ""}; }
 
@@ -256,7 +256,6 @@ void addStructureRules(RuleTable& t) {
   at(OpKind::Take) = rules(takeVjp, takeJvp);
   at(OpKind::TakeGrad) = rules(takeGradVjp, takeGradJvp);
   at(OpKind::OneHot) = {Differentiability::Constant, nullptr, nullptr, ""};
-  at(OpKind::ToLayout) = rules(layoutVjp, sameOnTangent);
   at(OpKind::Transdata) = rules(layoutVjp, sameOnTangent);
 }
 

@@ -235,7 +235,7 @@ std::map<std::string, Parser, std::less<>> buildParsers() {
     if (!layout)
       fail(ErrorKind::Value, "to-layout: unknown layout :", args[1].keyword().name(),
            " (layouts: :row-major :nchw :nhwc :nc1hwc0 :fractal-z :fractal-nz)");
-    return OpCall{OpKind::ToLayout, {tensorOperand(cx, args, 0)}, LayoutAttrs{*layout}};
+    return OpCall{OpKind::Transdata, {tensorOperand(cx, args, 0)}, LayoutAttrs{*layout}};
   };
   p["sum"] = reduction(OpKind::Sum);
   p["mean"] = reduction(OpKind::Mean);

@@ -440,12 +440,31 @@ Value Tracer::stageIf(const Value& cond, const std::function<Value()>& thenBranc
   return merge(op, std::move(a), std::move(b), span);
 }
 
+ir::Value* Tracer::materializeAs(const Value& v, const ir::Type& type, const Span& span) {
+  ir::Value* value = materialize(v, type.dtype, span);
+  if (value->type().layout != type.layout && value->type().rank() > 0)
+    value = builder_.primitive(OpKind::Transdata, LayoutAttrs{type.layout}, {value}, span);
+  return value;
+}
+
+namespace {
+
+/// Two types that differ only in their layouts meet at row-major: inside a function the
+/// layouts are the compiler's business (LANGUAGE §7), never a reason to refuse a program
+/// eager code runs. Whether they then agree.
+bool meetLayouts(ir::Type& a, ir::Type& b) {
+  if (a.layout != b.layout && a.dtype == b.dtype && a.dims == b.dims) a.layout = b.layout = ir::Layout::RowMajor;
+  return a == b;
+}
+
+} // namespace
+
 std::vector<ir::Value*> Tracer::yieldLeaves(ir::Block& block, const std::vector<Value>& leaves,
                                             const std::vector<ir::Type>& types, const Span& span) {
   ir::Block& saved = builder_.block();
   builder_.setBlock(block);
   std::vector<ir::Value*> values;
-  for (size_t i = 0; i < leaves.size(); ++i) values.push_back(materialize(leaves[i], types[i].dtype, span));
+  for (size_t i = 0; i < leaves.size(); ++i) values.push_back(materializeAs(leaves[i], types[i], span));
   builder_.terminate(ir::Structural::Yield, values, span);
   builder_.setBlock(saved);
   return values;
@@ -555,7 +574,7 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
     };
     if (!ta) ta = takeOther(leavesA[i], *tb);
     if (!tb) tb = takeOther(leavesB[i], *ta);
-    if (!(*ta == *tb))
+    if (!meetLayouts(*ta, *tb))
       throw Error(ErrorKind::Type,
                   subject.starts_with("loop binding")
                       ? cat("jit: ", subject, " is ", ta->str(), " on one path and ", tb->str(),
@@ -614,7 +633,7 @@ Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, c
   }
   for (int attempt = 0;; ++attempt) {
     std::vector<ir::Value*> inits;
-    for (size_t i = 0; i < initLeaves.size(); ++i) inits.push_back(materialize(initLeaves[i], carried[i].dtype, span));
+    for (size_t i = 0; i < initLeaves.size(); ++i) inits.push_back(materializeAs(initLeaves[i], carried[i], span));
     ir::Block& outer = builder_.block();
     ir::Operation& op = *builder_.create(ir::OpCode::of(ir::Structural::While), inits, {}, span);
     ir::Block& before = op.addRegion().block();
@@ -671,6 +690,16 @@ Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, c
         continue;
       }
       if (*next == carried[i] && !carriedWeak[i]) continue;
+      if (ir::Type meet = *next; !carriedWeak[i] && carried[i].layout != ir::Layout::RowMajor && meetLayouts(meet, carried[i]) &&
+                                 attempt < 3) {
+        retry = true; // carried row-major from now on (the loop converts what arrives)
+        continue;
+      }
+      if (!carriedWeak[i] && carried[i].layout == ir::Layout::RowMajor && next->layout != ir::Layout::RowMajor) {
+        ir::Type plain = *next;
+        plain.layout = ir::Layout::RowMajor;
+        if (plain == carried[i]) continue; // converted as it is passed on
+      }
       if (carriedWeak[i] && next->rank() == 0 && attempt < 3) {
         carried[i] = *next; // the literal becomes what the loop makes of it
         carriedWeak[i] = false;
@@ -693,7 +722,7 @@ Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, c
     const TreeShape exitShape = TreeShape::flatten(outcome.exit, exitLeaves);
     builder_.setBlock(before);
     std::vector<ir::Value*> forwarded{materialize(outcome.flag, DType::Bool, span)};
-    for (size_t i = 0; i < nextLeaves.size(); ++i) forwarded.push_back(materialize(nextLeaves[i], carried[i].dtype, span));
+    for (size_t i = 0; i < nextLeaves.size(); ++i) forwarded.push_back(materializeAs(nextLeaves[i], carried[i], span));
     std::vector<bool> forwardedWeak(carriedWeak);
     for (const Value& leaf : exitLeaves) {
       const bool weak = !strongType(leaf);

@@ -85,6 +85,9 @@ public:
   /// The IR value of an operand: a traced value itself; a tensor as a constant (a hidden
   /// parameter when large); a weak scalar converted to `weakAs` first.
   ir::Value* materialize(const Value& v, std::optional<DType> weakAs, const Span& span);
+  /// Materialised with `type`'s dtype (for a weak value) and layout (a transdata when it
+  /// is stored otherwise).
+  ir::Value* materializeAs(const Value& v, const ir::Type& type, const Span& span);
   /// Emits a primitive applied to operands at least one of which is traced.
   Value emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* const> operands, const Span& span);
 

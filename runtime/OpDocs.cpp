@@ -97,8 +97,7 @@ constexpr Entry kDocs[] = {
     {OpKind::Conv2dGradWeight, {"(conv2d-grad-weight x g ...)", "The cotangent of conv2d's weights (derivative programs)."}},
     {OpKind::MaxPool2dGrad, {"(max-pool2d-grad x g ...)", "The cotangent of max-pool2d: g to each window's largest element."}},
     {OpKind::AvgPool2dGrad, {"(avg-pool2d-grad g ...)", "The cotangent of avg-pool2d: g spread evenly over each window."}},
-    {OpKind::ToLayout, {"(to-layout x :layout)", "The same logical tensor stored in another physical layout (:nhwc, :nc1hwc0, ...)."}},
-    {OpKind::Transdata, {"transdata", "A layout conversion the compiler inserted (IR only; to-layout is the user's)."}},
+    {OpKind::Transdata, {"(to-layout x :layout)", "The same logical tensor stored in another physical layout (:nhwc, :nc1hwc0, ...); in the IR a transdata, as the conversions the compiler places."}},
 };
 
 } // namespace

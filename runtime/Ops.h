@@ -120,9 +120,7 @@ namespace tsl {
     LayoutDemanding, kFloatOnly, maxPoolGradType, maxPoolGradKernel)                               \
   X(AvgPool2dGrad, "avg-pool2d-grad", "avg_pool2d_grad", 1, 1, Pool2dGradAttrs, Opaque,            \
     LayoutDemanding, kFloatOnly, avgPoolGradType, avgPoolGradKernel)                               \
-  X(ToLayout, "to-layout", "to_layout", 1, 1, LayoutAttrs, Opaque, Converting, kBitExact, layoutType,        \
-    layoutKernel)                                                                                  \
-  X(Transdata, "transdata", "transdata", 1, 1, LayoutAttrs, Opaque, Converting, kBitExact, layoutType,       \
+  X(Transdata, "to-layout", "transdata", 1, 1, LayoutAttrs, Opaque, Converting, kBitExact, layoutType,       \
     layoutKernel)
 
 enum class OpKind : uint16_t {
@@ -242,7 +240,7 @@ struct EinsumAttrs {
   std::string spec;
   bool operator==(const EinsumAttrs&) const = default;
 };
-struct LayoutAttrs { ///< to-layout (written by the user), transdata (placed by the compiler)
+struct LayoutAttrs { ///< transdata: to-layout, whether the user wrote it or the compiler placed it
   Layout layout = Layout::RowMajor;
   bool operator==(const LayoutAttrs&) const = default;
 };

@@ -359,7 +359,6 @@ const Fallback kFallbacks[] = {
     {OpKind::RandUniform, "random numbers come from the runtime's generator"},
     {OpKind::RandNormal, "random numbers come from the runtime's generator"},
     {OpKind::Dropout, "random numbers come from the runtime's generator"},
-    {OpKind::ToLayout, "layout conversions run the runtime's conversion"},
     {OpKind::Transdata, "layout conversions run the runtime's conversion"},
 };
 

@@ -86,7 +86,6 @@ std::optional<Sample> sampleFor(OpKind kind) {
   case OpKind::Dropout: return Sample{{key, ty(DType::F32, {4})}, RateAttrs{0.25}};
   // The adjoints autodiff emits.
   case OpKind::StopGradient: return Sample{{m23}};
-  case OpKind::ToLayout: return Sample{{image}, LayoutAttrs{Layout::NC1HWC0}};
   case OpKind::Transdata: return Sample{{ty(DType::F16, {20, 19, 3, 3})}, LayoutAttrs{Layout::FractalZ}};
   case OpKind::SliceGrad:
     return Sample{{m23}, SliceGradAttrs{{SliceRange{1, std::nullopt, 2}, SliceRange{std::nullopt, -1, 1}}, {5, 4}}};
