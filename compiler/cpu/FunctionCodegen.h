@@ -200,6 +200,12 @@ public:
   const ir::MemoryPlan& plan() const { return plan_; }
 
 private:
+  /// Emits a long function body as `pieces` (consecutive top-level operations), each an
+  /// LLVM function of its own that the function calls in order (see run()).
+  void emitPieces(const std::vector<std::vector<const ir::Operation*>>& pieces, const ir::Operation& ret);
+  /// A value of an earlier piece, made again in this one: a scalar from its spill slot or
+  /// the parameters, a tensor's memory from the memory plan. Null outside pieces.
+  llvm::Value* recover(const ir::Value* v);
   void block(const ir::Block& block);
   void operation(const ir::Operation& op);
   void fused(const ir::Operation& op);
@@ -233,6 +239,17 @@ private:
   /// (a contraction reads its operands through them).
   std::unordered_map<const ir::Value*, Access> views_;
   std::unordered_map<const ir::Value*, llvm::AllocaInst*> slots_;
+  // Pieces (emitPieces): the parameters' positions, and the scalars that cross from one
+  // piece to a later one, each with its 8-byte slot in the function's spill array.
+  std::unordered_map<const ir::Value*, size_t> paramIndex_;
+  struct Spilled {
+    size_t index;
+    llvm::Type* type = nullptr; ///< set when the piece defining it stores it
+  };
+  std::unordered_map<const ir::Value*, Spilled> spilled_;
+  llvm::Value* spill_ = nullptr; ///< the spill array, as the current function sees it
+  std::vector<const ir::Value*> recovered_; ///< what recover() put in values_ in this piece
+  bool inPieces_ = false;
 };
 
 /// for (i = from; i < to; ++i) body(i) at b's insertion point, left scalar (a loop with

@@ -160,6 +160,10 @@ void FunctionCodegen::parallel(int64_t n, int64_t grain, const std::vector<llvm:
                                                     cat(fn_->getName().str(), ".loop"), m_.out);
   outlined->addFnAttr("tsl-generated");
   outlined->addFnAttr(llvm::Attribute::NoUnwind);
+  // Each loop nest stays a function of its own at every level (-O2's pipeline has no
+  // inliner; -O1's and -O3's would merge them back): LLVM's optimiser and code generator
+  // are superlinear in a function's size, and a traced program can hold thousands of nests.
+  outlined->addFnAttr(llvm::Attribute::NoInline);
   outlined->addParamAttr(0, llvm::Attribute::NoAlias);
   {
     llvm::IRBuilder<> ob(llvm::BasicBlock::Create(c, "entry", outlined));
@@ -200,13 +204,17 @@ namespace {
 /// them after the output pointer.
 struct Leaves {
   std::vector<size_t> memory, scalars; ///< positions in nest.leaves
+  /// Scalar leaves that are LLVM constants (a fused group's copies of scalar constants):
+  /// used where they are, not captured — a group of hundreds of `(* x i)` would otherwise
+  /// store and load hundreds of them per call.
+  std::vector<size_t> constants;
   std::vector<std::vector<int64_t>> strides;
 
   Leaves(const LoopNest& nest, const std::vector<int64_t>& space) {
     for (size_t i = 0; i < nest.leaves.size(); ++i) {
       const auto& [value, a] = nest.leaves[i];
       if (a.scalar) {
-        scalars.push_back(i);
+        (llvm::isa<llvm::Constant>(a.base) ? constants : scalars).push_back(i);
         continue;
       }
       memory.push_back(i);
@@ -239,6 +247,7 @@ llvm::Value* nestValue(FunctionCodegen& g, llvm::IRBuilder<>& b, const LoopNest&
   }
   for (size_t k = 0; k < leaves.scalars.size(); ++k)
     values[nest.leaves[leaves.scalars[k]].first] = got[1 + leaves.memory.size() + k];
+  for (size_t i : leaves.constants) values[nest.leaves[i].first] = nest.leaves[i].second.base;
   for (const ir::Operation* op : nest.ops) {
     std::vector<llvm::Value*> operands;
     for (const ir::Value* v : op->operands()) operands.push_back(values.at(v));
@@ -505,8 +514,10 @@ LoopNest FunctionCodegen::nestForRegion(const ir::Operation& fusedOp, const ir::
   const ir::Block& body = fusedOp.region(0).block();
   std::unordered_map<const ir::Value*, Access> leafAccess;
   for (size_t i = 0; i < body.arguments().size(); ++i) leafAccess[body.argument(i)] = access(fusedOp.operand(i));
+  std::unordered_set<const ir::Value*> inNest; // the leaves in nest.leaves (a set: groups are long)
   auto addLeaf = [&](const ir::Value* v, Access a) {
     leafAccess[v] = a;
+    inNest.insert(v);
     nest.leaves.emplace_back(v, std::move(a));
   };
   for (const auto& owned : body.ops()) {
@@ -540,9 +551,7 @@ LoopNest FunctionCodegen::nestForRegion(const ir::Operation& fusedOp, const ir::
       continue;
     }
     for (const ir::Value* v : op.operands())
-      if (leafAccess.count(v) &&
-          std::none_of(nest.leaves.begin(), nest.leaves.end(), [&](const auto& l) { return l.first == v; }))
-        nest.leaves.emplace_back(v, leafAccess.at(v));
+      if (leafAccess.count(v) && inNest.insert(v).second) nest.leaves.emplace_back(v, leafAccess.at(v));
     nest.ops.push_back(&op);
   }
   if (special && opInfo(special->code().kind).has(kLoopReduction)) {
