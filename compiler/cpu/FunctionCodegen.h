@@ -57,8 +57,13 @@ public:
   llvm::Function* get(const std::string& name);
   /// Links what the module uses; call once, after generation.
   void link();
+  /// Whether library function `f` (a declaration get() made) computes with math that x86
+  /// has no vector instructions for — sine, cosine, powers, libm calls: a loop of it
+  /// vectorised calls it lane by lane, no faster, in code many times longer.
+  bool scalarMath(const llvm::Function& f);
 
 private:
+  std::unordered_map<std::string, bool> scalarMath_;
   llvm::Module& out_;
   std::unique_ptr<llvm::Module> library_;
   bool linkKernels_;

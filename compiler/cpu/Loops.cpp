@@ -38,9 +38,22 @@ std::vector<int64_t> broadcastStrides(const Access& a, const std::vector<int64_t
   return out;
 }
 
+/// Marks the loop whose back edge is `back` as not to be vectorised.
+void keepScalar(llvm::BranchInst* back) {
+  llvm::LLVMContext& c = back->getContext();
+  llvm::MDNode* off = llvm::MDNode::get(c, {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
+                                            llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))});
+  llvm::MDNode* id = llvm::MDNode::getDistinct(c, {nullptr, off});
+  id->replaceOperandWith(0, id);
+  back->setMetadata(llvm::LLVMContext::MD_loop, id);
+}
+
 /// for (i = from; i < to; ++i) body(i), in the builder's current function. Only innermost
 /// loops are left to the vectoriser (`innermost`): vectorising an outer loop would gather
 /// across rows.
+/// The innermost loops' back edges made while an outlined body is generated (parallel()).
+thread_local std::vector<llvm::BranchInst*>* innermostLoops = nullptr;
+
 void forLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
              const std::function<void(llvm::IRBuilder<>&, llvm::Value*)>& body, bool innermost = true) {
   llvm::Function* fn = b.GetInsertBlock()->getParent();
@@ -56,13 +69,8 @@ void forLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
   llvm::Value* next = b.CreateAdd(i, b.getInt64(1), "", true, true);
   i->addIncoming(next, b.GetInsertBlock());
   llvm::BranchInst* back = b.CreateCondBr(b.CreateICmpSLT(next, to), loop, exit);
-  if (!innermost) {
-    llvm::MDNode* off = llvm::MDNode::get(c, {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
-                                              llvm::ConstantAsMetadata::get(b.getFalse())});
-    llvm::MDNode* id = llvm::MDNode::getDistinct(c, {nullptr, off});
-    id->replaceOperandWith(0, id);
-    back->setMetadata(llvm::LLVMContext::MD_loop, id);
-  }
+  if (!innermost) keepScalar(back);
+  else if (innermostLoops) innermostLoops->push_back(back);
   b.SetInsertPoint(exit);
 }
 
@@ -170,8 +178,22 @@ void FunctionCodegen::parallel(int64_t n, int64_t grain, const std::vector<llvm:
     std::vector<llvm::Value*> loaded;
     for (size_t i = 0; i < captures.size(); ++i)
       loaded.push_back(ob.CreateLoad(types[i], ob.CreateStructGEP(frame, outlined->getArg(0), static_cast<unsigned>(i))));
+    std::vector<llvm::BranchInst*> loops;
+    std::vector<llvm::BranchInst*>* outer = std::exchange(innermostLoops, &loops);
     body(ob, outlined->getArg(1), outlined->getArg(2), loaded);
+    innermostLoops = outer;
     ob.CreateRetVoid();
+    // A loop that computes a sine, a power or a libm function stays scalar: vectorised, it
+    // calls the function lane by lane, no faster, in code 17 times longer (a program of
+    // 1,000 such operations took the code generator a second).
+    bool scalar = false;
+    for (const llvm::BasicBlock& block : *outlined)
+      for (const llvm::Instruction& instruction : block)
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction))
+          if (const llvm::Function* callee = call->getCalledFunction(); callee && callee->isDeclaration())
+            scalar = scalar || library().scalarMath(*callee);
+    if (scalar)
+      for (llvm::BranchInst* back : loops) keepScalar(back);
   }
   llvm::Value* data = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c));
   if (!captures.empty()) {
