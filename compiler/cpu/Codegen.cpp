@@ -286,6 +286,7 @@ void FunctionCodegen::emitPieces(const std::vector<std::vector<const Operation*>
     buffers_ = fn->getArg(0);
     context_ = fn->getArg(1);
     spill_ = fn->getArg(2);
+    recoverAt_ = entry_;
     arena_ = buffer(firstOutput_ + ret.operands().size());
     forget();
     for (const Operation* op : piece) {
@@ -310,6 +311,7 @@ void FunctionCodegen::emitPieces(const std::vector<std::vector<const Operation*>
     b_.SetInsertPoint(resume);
   }
   spill_ = spill;
+  recoverAt_ = nullptr;
   forget();
   returnOp(ret);
 }
@@ -317,6 +319,13 @@ void FunctionCodegen::emitPieces(const std::vector<std::vector<const Operation*>
 llvm::Value* FunctionCodegen::recover(const ir::Value* v) {
   if (!inPieces_) return nullptr;
   recovered_.push_back(v);
+  // In a piece: made in its entry block, which dominates every use (the first may be
+  // inside an if). After the pieces, the return reads them where it is, after the calls.
+  llvm::IRBuilderBase::InsertPointGuard guard(b_);
+  if (recoverAt_) {
+    if (llvm::Instruction* end = recoverAt_->getTerminator()) b_.SetInsertPoint(end);
+    else b_.SetInsertPoint(recoverAt_);
+  }
   if (auto param = paramIndex_.find(v); param != paramIndex_.end()) {
     llvm::Value* at = buffer(param->second);
     return values_[v] = v->type().rank() == 0 ? b_.CreateLoad(storageType(v->type().dtype), at) : at;

@@ -254,6 +254,7 @@ private:
   std::unordered_map<const ir::Value*, Spilled> spilled_;
   llvm::Value* spill_ = nullptr; ///< the spill array, as the current function sees it
   std::vector<const ir::Value*> recovered_; ///< what recover() put in values_ in this piece
+  llvm::BasicBlock* recoverAt_ = nullptr;   ///< where recover() makes values: the piece's entry
   bool inPieces_ = false;
 };
 
