@@ -16,7 +16,8 @@
 //    is made (a matmul with such a view is a group even without an epilogue);
 //  - a producer joins only if the group is its only user (anything else would compute it
 //    twice or store it anyway), and rank-0 chains stay as they are (scalars live in
-//    registers already). Scalar constants are copied into the region.
+//    registers already). Scalar constants are copied into the region;
+//  - a group takes at most kMaxGroup operations. The pass is linear in the program.
 // softmax, log-softmax and logsumexp are single operations that :cpu runs in two passes
 // over memory (online maximum and sum, then the normalisation); they need no group.
 #include "compiler/passes/Passes.h"
