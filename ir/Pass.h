@@ -4,6 +4,12 @@
 // reports whether it changed anything. Pipelines are explicit ordered lists of names. The
 // context carries the debugging switches of the command line: --print-ir-after=NAME,
 // --print-ir-after-all, --verify-each and --time-passes.
+//
+// Ctrl-C stops a compile: the manager polls the thread's interrupt flag
+// (runtime/Interrupt.h) between passes, and passes whose work grows with the program
+// poll it once per operation of their main loops (`runtime error: interrupted`). The
+// module is then left half-transformed, which is why every caller compiles a module it
+// owns and drops it on an error.
 #pragma once
 
 #include "ir/IR.h"

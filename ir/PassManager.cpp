@@ -3,6 +3,7 @@
 
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "runtime/Interrupt.h"
 
 #include <chrono>
 #include <functional>
@@ -76,6 +77,8 @@ bool PassManager::run(Module& module, PassContext& context) {
   std::ostream& out = context.out ? *context.out : std::cerr;
   bool changed = false;
   for (const auto& pass : passes_) {
+    // Ctrl-C stops a long compile between passes (and long passes poll inside their loops).
+    checkInterrupt();
     const auto start = std::chrono::steady_clock::now();
     const bool passChanged = pass->run(module, context);
     changed |= passChanged;
@@ -92,6 +95,7 @@ bool PassManager::run(Module& module, PassContext& context) {
     if (context.printAfterAll || context.printAfter.count(pass->name()))
       out << "// -----// IR after " << pass->name() << " //----- //\n" << printModule(module, {false}) << std::flush;
   }
+  checkInterrupt();
   return changed;
 }
 

@@ -290,7 +290,7 @@ std::string emitArtifact(const ir::Module& module, const ir::Function& entry, Ar
   const Program program = generate(module, entry, out, codegen);
   if (aot) addEntry(out, entry, program, name);
   prepareModule(out, *machine);
-  optimizeModule(out, *machine, hasHugeBlock(out) ? std::min(options.optLevel, 1) : options.optLevel);
+  optimizeModule(out, *machine, options.optLevel, hasHugeBlock(out));
   if (hasHugeBlock(out) && options.optLevel > 0) machine = makeTargetMachine(target, 0, aot);
   switch (artifact) {
   case Artifact::Llvm: return llvmText(out);

@@ -2,6 +2,7 @@
 #include "compiler/cpu/FunctionCodegen.h"
 
 #include "ir/Printer.h"
+#include "runtime/Interrupt.h"
 
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Verifier.h>
@@ -152,6 +153,24 @@ llvm::AllocaInst* FunctionCodegen::slot(llvm::Type* type, const char* name) {
   return at.CreateAlloca(type, nullptr, name);
 }
 
+namespace {
+
+/// A function body longer than this (operations, counting those in regions but not in
+/// fused groups, which are functions of their own) is emitted in pieces of about this
+/// size. LLVM's optimiser and code generator are superlinear in a function's (and a
+/// block's) length: a traced program of 300,000 scalar operations is one block.
+constexpr size_t kPieceOps = 256;
+
+size_t weight(const Operation& op) {
+  size_t w = 1;
+  if (!op.code().is(Structural::Fused))
+    for (const auto& region : op.regions())
+      for (const auto& inner : region->block().ops()) w += weight(*inner);
+  return w;
+}
+
+} // namespace
+
 void FunctionCodegen::run() {
   llvm::LLVMContext& c = context();
   entry_ = llvm::BasicBlock::Create(c, "entry", fn_);
@@ -174,13 +193,159 @@ void FunctionCodegen::run() {
     const ir::Placement* p = plan_.find(ret->operand(r));
     if (p && p->home == Home::Result) outputIndex_[ret->operand(r)] = r; // the first return of it
   }
+  std::vector<std::vector<const Operation*>> pieces(1);
+  size_t last = 0;
+  for (const auto& op : f_.body().ops()) {
+    if (op.get() == ret) break;
+    const size_t w = weight(*op);
+    if (last > 0 && last + w > kPieceOps) {
+      pieces.emplace_back();
+      last = 0;
+    }
+    pieces.back().push_back(op.get());
+    last += w;
+  }
+  if (pieces.size() > 1) {
+    for (size_t i = 0; i < inputs; ++i) paramIndex_[params[i].get()] = i;
+    return emitPieces(pieces, *ret);
+  }
   block(f_.body());
   returnOp(*ret);
 }
 
+// ---- Pieces ----
+//
+// A long body becomes functions `i32 piece(buffers, context, spill)` that the function
+// calls in order, returning as soon as one fails. Tensors need nothing passed: each piece
+// finds their memory through the memory plan, as the function itself does. Scalars that
+// one piece computes and a later one (or the return) reads go through the function's
+// spill array, one 8-byte slot each; constants are LLVM constants, valid everywhere.
+
+void FunctionCodegen::emitPieces(const std::vector<std::vector<const Operation*>>& pieces, const Operation& ret) {
+  std::unordered_map<const ir::Value*, size_t> pieceOf; // top-level results: the piece computing them
+  for (size_t p = 0; p < pieces.size(); ++p)
+    for (const Operation* op : pieces[p])
+      if (!op->code().is(Structural::Constant))
+        for (size_t i = 0; i < op->resultCount(); ++i) pieceOf[op->result(i)] = p;
+  auto read = [&](const ir::Value* v, size_t by) {
+    auto it = pieceOf.find(v);
+    if (it != pieceOf.end() && it->second < by && v->type().rank() == 0 && !spilled_.count(v))
+      spilled_.emplace(v, Spilled{spilled_.size()});
+  };
+  for (size_t p = 0; p < pieces.size(); ++p)
+    for (const Operation* op : pieces[p]) {
+      for (const ir::Value* v : op->operands()) read(v, p);
+      for (const auto& region : op->regions())
+        ir::walk(region->block(), [&](Operation& inner) {
+          for (const ir::Value* v : inner.operands()) read(v, p);
+        });
+    }
+  for (const ir::Value* v : ret.operands()) read(v, pieces.size());
+
+  llvm::LLVMContext& c = context();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
+  llvm::AllocaInst* spill = slot(llvm::ArrayType::get(b_.getInt64Ty(), std::max<size_t>(spilled_.size(), 1)), "spilled");
+  auto* type = llvm::FunctionType::get(b_.getInt32Ty(), {ptr, ptr, ptr}, false);
+  llvm::Function* const whole = fn_;
+  llvm::BasicBlock* const wholeEntry = entry_;
+  llvm::Value* const wholeBuffers = buffers_;
+  llvm::Value* const wholeContext = context_;
+  llvm::Value* const wholeArena = arena_;
+  // Values of another function are not valid here: keep constants, find the rest again.
+  // What a piece put in values_ are its operations' results (values inside their regions
+  // are never read outside them) and what it recovered: only those are looked at.
+  const std::vector<const Operation*>* done = nullptr;
+  auto forget = [&] {
+    auto drop = [&](const ir::Value* v) {
+      if (auto it = values_.find(v); it != values_.end() && !llvm::isa<llvm::Constant>(it->second)) values_.erase(it);
+    };
+    if (done)
+      for (const Operation* op : *done)
+        for (size_t i = 0; i < op->resultCount(); ++i) drop(op->result(i));
+    for (const ir::Value* v : recovered_) drop(v);
+    recovered_.clear();
+    slots_.clear();
+    views_.clear();
+  };
+  // Before the first piece: the parameters' values (the rest is constants).
+  for (const auto& [v, i] : paramIndex_) values_.erase(v);
+  inPieces_ = true;
+  for (const auto& piece : pieces) {
+    checkInterrupt(); // Ctrl-C stops a long compile
+    llvm::Function* fn = llvm::Function::Create(type, llvm::Function::InternalLinkage, cat(whole->getName().str(), ".piece"), m_.out);
+    fn->addFnAttr("tsl-generated");
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    fn->addFnAttr(llvm::Attribute::NoInline); // bounded pieces are the point
+    for (unsigned i = 0; i < 3; ++i) fn->addParamAttr(i, llvm::Attribute::NoCapture);
+    propagate(b_.CreateCall(fn, {wholeBuffers, wholeContext, spill}));
+    llvm::BasicBlock* resume = b_.GetInsertBlock();
+
+    fn_ = fn;
+    entry_ = llvm::BasicBlock::Create(c, "entry", fn);
+    b_.SetInsertPoint(entry_);
+    buffers_ = fn->getArg(0);
+    context_ = fn->getArg(1);
+    spill_ = fn->getArg(2);
+    recoverAt_ = entry_;
+    arena_ = buffer(firstOutput_ + ret.operands().size());
+    forget();
+    for (const Operation* op : piece) {
+      checkInterrupt();
+      operation(*op);
+    }
+    for (const Operation* op : piece) // what later pieces read of this one
+      for (size_t i = 0; i < op->resultCount(); ++i)
+        if (auto it = spilled_.find(op->result(i)); it != spilled_.end()) {
+          llvm::Value* x = scalar(op->result(i));
+          it->second.type = x->getType();
+          b_.CreateStore(x, b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), spill_, it->second.index));
+        }
+    b_.CreateRet(i32(0));
+    done = &piece;
+
+    fn_ = whole;
+    entry_ = wholeEntry;
+    buffers_ = wholeBuffers;
+    context_ = wholeContext;
+    arena_ = wholeArena;
+    b_.SetInsertPoint(resume);
+  }
+  spill_ = spill;
+  recoverAt_ = nullptr;
+  forget();
+  returnOp(ret);
+}
+
+llvm::Value* FunctionCodegen::recover(const ir::Value* v) {
+  if (!inPieces_) return nullptr;
+  recovered_.push_back(v);
+  // In a piece: made in its entry block, which dominates every use (the first may be
+  // inside an if). After the pieces, the return reads them where it is, after the calls.
+  llvm::IRBuilderBase::InsertPointGuard guard(b_);
+  if (recoverAt_) {
+    if (llvm::Instruction* end = recoverAt_->getTerminator()) b_.SetInsertPoint(end);
+    else b_.SetInsertPoint(recoverAt_);
+  }
+  if (auto param = paramIndex_.find(v); param != paramIndex_.end()) {
+    llvm::Value* at = buffer(param->second);
+    return values_[v] = v->type().rank() == 0 ? b_.CreateLoad(storageType(v->type().dtype), at) : at;
+  }
+  if (v->type().rank() == 0) {
+    auto it = spilled_.find(v);
+    if (it == spilled_.end() || !it->second.type) return nullptr;
+    return values_[v] = b_.CreateLoad(it->second.type,
+                                      b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), spill_, it->second.index));
+  }
+  const ir::Placement* p = plan_.find(v);
+  if (!p || (p->home != Home::Arena && p->home != Home::Result && p->home != Home::Shared)) return nullptr;
+  return destination(v);
+}
+
 void FunctionCodegen::block(const ir::Block& block) {
-  for (const auto& op : block.ops())
+  for (const auto& op : block.ops()) {
+    checkInterrupt(); // Ctrl-C stops a long compile
     if (!op->code().isTerminator()) operation(*op);
+  }
 }
 
 void FunctionCodegen::operation(const Operation& op) {
@@ -207,8 +372,10 @@ void FunctionCodegen::operation(const Operation& op) {
 
 llvm::Value* FunctionCodegen::scalar(const ir::Value* v) {
   auto it = values_.find(v);
-  TSL_ASSERT(it != values_.end(), "cpu: a scalar used before it is computed");
-  return it->second;
+  if (it != values_.end()) return it->second;
+  llvm::Value* again = recover(v);
+  TSL_ASSERT(again, "cpu: a scalar used before it is computed");
+  return again;
 }
 
 llvm::Value* FunctionCodegen::pointer(const ir::Value* v) {
@@ -219,8 +386,10 @@ llvm::Value* FunctionCodegen::pointer(const ir::Value* v) {
     return spill;
   }
   auto it = values_.find(v);
-  TSL_ASSERT(it != values_.end(), "cpu: a tensor used before it is computed");
-  return it->second;
+  if (it != values_.end()) return it->second;
+  llvm::Value* again = recover(v);
+  TSL_ASSERT(again, "cpu: a tensor used before it is computed");
+  return again;
 }
 
 llvm::Value* FunctionCodegen::destination(const ir::Value* v) {

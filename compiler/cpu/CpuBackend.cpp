@@ -233,23 +233,23 @@ public:
                                                                          : cpu::CpuTarget::named(options.cpu).features;
     // Named after its entry: the JIT needs every module's name to be unique.
     auto out = std::make_unique<llvm::Module>(codegen.symbol, *context);
+    // Each phase's time is recorded as it ends (an interrupted compile reports those done);
+    // each phase polls the interrupt flag (Ctrl-C: `runtime error: interrupted`).
+    auto record = [&](const char* phase, double seconds) {
+      if (options.context && options.context->timePasses) options.context->timings.emplace_back(phase, seconds);
+    };
     auto start = std::chrono::steady_clock::now();
     Program program = cpu::generate(*module, entry, *out, codegen);
-    const double generateSeconds = secondsSince(start);
+    record("llvm-ir-generation", secondsSince(start));
     cpu::prepareModule(*out, jit_->machine());
     start = std::chrono::steady_clock::now();
-    // A huge straight-line program gets the light pipeline: GVN and dead-store
-    // elimination are superlinear in the stores of one block.
-    cpu::optimizeModule(*out, jit_->machine(), cpu::hasHugeBlock(*out) ? std::min(options.optLevel, 1) : options.optLevel);
-    const double optimizeSeconds = secondsSince(start);
+    // A huge traced program gets a light pipeline (cpu::hasHugeBlock).
+    cpu::optimizeModule(*out, jit_->machine(), options.optLevel, cpu::hasHugeBlock(*out));
+    record("llvm-optimization", secondsSince(start));
     double codegenSeconds = 0;
     auto code = cpu::Jit::add(jit_, std::move(out), std::move(context), codegen.symbol, options.optLevel == 0,
                               &codegenSeconds);
-    if (options.context && options.context->timePasses) {
-      options.context->timings.emplace_back("llvm-ir-generation", generateSeconds);
-      options.context->timings.emplace_back("llvm-optimization", optimizeSeconds);
-      options.context->timings.emplace_back("llvm-code-generation", codegenSeconds);
-    }
+    record("llvm-code-generation", codegenSeconds);
     if (options.fallbacks)
       for (const std::string& line : program.fallbacks) *options.fallbacks << "fallback: " << line << "\n";
     return std::make_unique<CpuExecutable>(std::move(module), entry, std::move(program), std::move(code), options, *this);

@@ -57,8 +57,13 @@ public:
   llvm::Function* get(const std::string& name);
   /// Links what the module uses; call once, after generation.
   void link();
+  /// Whether library function `f` (a declaration get() made) computes with math that x86
+  /// has no vector instructions for — sine, cosine, powers, libm calls: a loop of it
+  /// vectorised calls it lane by lane, no faster, in code many times longer.
+  bool scalarMath(const llvm::Function& f);
 
 private:
+  std::unordered_map<std::string, bool> scalarMath_;
   llvm::Module& out_;
   std::unique_ptr<llvm::Module> library_;
   bool linkKernels_;
@@ -200,6 +205,12 @@ public:
   const ir::MemoryPlan& plan() const { return plan_; }
 
 private:
+  /// Emits a long function body as `pieces` (consecutive top-level operations), each an
+  /// LLVM function of its own that the function calls in order (see run()).
+  void emitPieces(const std::vector<std::vector<const ir::Operation*>>& pieces, const ir::Operation& ret);
+  /// A value of an earlier piece, made again in this one: a scalar from its spill slot or
+  /// the parameters, a tensor's memory from the memory plan. Null outside pieces.
+  llvm::Value* recover(const ir::Value* v);
   void block(const ir::Block& block);
   void operation(const ir::Operation& op);
   void fused(const ir::Operation& op);
@@ -233,6 +244,18 @@ private:
   /// (a contraction reads its operands through them).
   std::unordered_map<const ir::Value*, Access> views_;
   std::unordered_map<const ir::Value*, llvm::AllocaInst*> slots_;
+  // Pieces (emitPieces): the parameters' positions, and the scalars that cross from one
+  // piece to a later one, each with its 8-byte slot in the function's spill array.
+  std::unordered_map<const ir::Value*, size_t> paramIndex_;
+  struct Spilled {
+    size_t index;
+    llvm::Type* type = nullptr; ///< set when the piece defining it stores it
+  };
+  std::unordered_map<const ir::Value*, Spilled> spilled_;
+  llvm::Value* spill_ = nullptr; ///< the spill array, as the current function sees it
+  std::vector<const ir::Value*> recovered_; ///< what recover() put in values_ in this piece
+  llvm::BasicBlock* recoverAt_ = nullptr;   ///< where recover() makes values: the piece's entry
+  bool inPieces_ = false;
 };
 
 /// for (i = from; i < to; ++i) body(i) at b's insertion point, left scalar (a loop with

@@ -3,6 +3,8 @@
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/Attributes.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/Support/MemoryBuffer.h>
 
@@ -39,6 +41,40 @@ llvm::Function* KernelLibrary::get(const std::string& name) {
   llvm::Function* decl = llvm::Function::Create(def->getFunctionType(), llvm::Function::ExternalLinkage, name, out_);
   decl->setAttributes(def->getAttributes());
   return decl;
+}
+
+bool KernelLibrary::scalarMath(const llvm::Function& f) {
+  const std::string name = f.getName().str();
+  if (auto known = scalarMath_.find(name); known != scalarMath_.end()) return known->second;
+  if (!library_) return false;
+  llvm::Function* def = library_->getFunction(name);
+  if (!def) return false;
+  scalarMath_[name] = false; // while it is looked at (recursion)
+  if (llvm::Error e = def->materialize()) {
+    llvm::consumeError(std::move(e));
+    return false;
+  }
+  bool found = false;
+  for (const llvm::BasicBlock& block : *def)
+    for (const llvm::Instruction& instruction : block) {
+      const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction);
+      const llvm::Function* callee = call ? call->getCalledFunction() : nullptr;
+      if (!callee || found) continue;
+      switch (callee->getIntrinsicID()) {
+      case llvm::Intrinsic::not_intrinsic:
+        found = callee->isDeclaration() || scalarMath(*callee); // a libm call, or library code that makes one
+        break;
+      case llvm::Intrinsic::sin: case llvm::Intrinsic::cos: case llvm::Intrinsic::tan: case llvm::Intrinsic::pow:
+      case llvm::Intrinsic::powi: case llvm::Intrinsic::exp: case llvm::Intrinsic::exp2: case llvm::Intrinsic::exp10:
+      case llvm::Intrinsic::log: case llvm::Intrinsic::log2: case llvm::Intrinsic::log10: case llvm::Intrinsic::asin:
+      case llvm::Intrinsic::acos: case llvm::Intrinsic::atan: case llvm::Intrinsic::sinh:
+      case llvm::Intrinsic::cosh: case llvm::Intrinsic::tanh:
+        found = true;
+        break;
+      default: break; // sqrt, fabs, fma, rounding, min and max: vector instructions
+      }
+    }
+  return scalarMath_[name] = found;
 }
 
 void KernelLibrary::link() {

@@ -31,13 +31,15 @@ std::vector<llvm::Value*> delinearize(llvm::IRBuilder<>& b, llvm::Value* flat, c
 /// them after the output pointer.
 struct Leaves {
   std::vector<size_t> memory, scalars; ///< positions in nest.leaves
+  /// Scalar leaves that are LLVM constants (a fused group's copies of scalar constants):
+  /// used where they are, not captured — a group of hundreds of `(* x i)` would otherwise
+  /// store and load hundreds of them per call.
+  std::vector<size_t> constants;
   std::vector<std::vector<int64_t>> strides;
 
   Leaves(const LoopNest& nest, const std::vector<int64_t>& space);
   /// The values the outlined body needs: `out`, then the leaves' pointers and scalars.
   std::vector<llvm::Value*> captures(const LoopNest& nest, llvm::Value* out) const;
-  /// How many captures() gives.
-  size_t captureCount() const { return 1 + memory.size() + scalars.size(); }
 };
 
 /// The nest's result at a full index of its space: loads of the leaves, then its

@@ -38,6 +38,19 @@ std::vector<int64_t> broadcastStrides(const Access& a, const std::vector<int64_t
   return out;
 }
 
+/// Marks the loop whose back edge is `back` as not to be vectorised.
+void keepScalar(llvm::BranchInst* back) {
+  llvm::LLVMContext& c = back->getContext();
+  llvm::MDNode* off = llvm::MDNode::get(c, {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
+                                            llvm::ConstantAsMetadata::get(llvm::ConstantInt::getFalse(c))});
+  llvm::MDNode* id = llvm::MDNode::getDistinct(c, {nullptr, off});
+  id->replaceOperandWith(0, id);
+  back->setMetadata(llvm::LLVMContext::MD_loop, id);
+}
+
+/// The innermost loops' back edges made while an outlined body is generated (parallel()).
+thread_local std::vector<llvm::BranchInst*>* innermostLoops = nullptr;
+
 /// Merges axes d and d+1 wherever every stride list walks them as one.
 void collapse(std::vector<int64_t>& sizes, std::vector<std::vector<int64_t>*> strideLists) {
   for (size_t d = sizes.size(); d-- > 1;) {
@@ -70,13 +83,8 @@ void forLoop(llvm::IRBuilder<>& b, llvm::Value* from, llvm::Value* to,
   llvm::Value* next = b.CreateAdd(i, b.getInt64(1), "", true, true);
   i->addIncoming(next, b.GetInsertBlock());
   llvm::BranchInst* back = b.CreateCondBr(b.CreateICmpSLT(next, to), loop, exit);
-  if (!innermost) {
-    llvm::MDNode* off = llvm::MDNode::get(c, {llvm::MDString::get(c, "llvm.loop.vectorize.enable"),
-                                              llvm::ConstantAsMetadata::get(b.getFalse())});
-    llvm::MDNode* id = llvm::MDNode::getDistinct(c, {nullptr, off});
-    id->replaceOperandWith(0, id);
-    back->setMetadata(llvm::LLVMContext::MD_loop, id);
-  }
+  if (!innermost) keepScalar(back);
+  else if (innermostLoops) innermostLoops->push_back(back);
   b.SetInsertPoint(exit);
 }
 
@@ -170,14 +178,32 @@ void FunctionCodegen::parallel(int64_t n, int64_t grain, const std::vector<llvm:
                                                     cat(fn_->getName().str(), ".loop"), m_.out);
   outlined->addFnAttr("tsl-generated");
   outlined->addFnAttr(llvm::Attribute::NoUnwind);
+  // Each loop nest stays a function of its own at every level (-O2's pipeline has no
+  // inliner; -O1's and -O3's would merge them back): LLVM's optimiser and code generator
+  // are superlinear in a function's size, and a traced program can hold thousands of nests.
+  outlined->addFnAttr(llvm::Attribute::NoInline);
   outlined->addParamAttr(0, llvm::Attribute::NoAlias);
   {
     llvm::IRBuilder<> ob(llvm::BasicBlock::Create(c, "entry", outlined));
     std::vector<llvm::Value*> loaded;
     for (size_t i = 0; i < captures.size(); ++i)
       loaded.push_back(ob.CreateLoad(types[i], ob.CreateStructGEP(frame, outlined->getArg(0), static_cast<unsigned>(i))));
+    std::vector<llvm::BranchInst*> loops;
+    std::vector<llvm::BranchInst*>* outer = std::exchange(innermostLoops, &loops);
     body(ob, outlined->getArg(1), outlined->getArg(2), loaded);
+    innermostLoops = outer;
     ob.CreateRetVoid();
+    // A loop that computes a sine, a power or a libm function stays scalar: vectorised, it
+    // calls the function lane by lane, no faster, in code 17 times longer (a program of
+    // 1,000 such operations took the code generator a second).
+    bool scalar = false;
+    for (const llvm::BasicBlock& block : *outlined)
+      for (const llvm::Instruction& instruction : block)
+        if (const auto* call = llvm::dyn_cast<llvm::CallBase>(&instruction))
+          if (const llvm::Function* callee = call->getCalledFunction(); callee && callee->isDeclaration())
+            scalar = scalar || library().scalarMath(*callee);
+    if (scalar)
+      for (llvm::BranchInst* back : loops) keepScalar(back);
   }
   llvm::Value* data = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c));
   if (!captures.empty()) {
@@ -207,7 +233,7 @@ Leaves::Leaves(const LoopNest& nest, const std::vector<int64_t>& space) {
   for (size_t i = 0; i < nest.leaves.size(); ++i) {
     const auto& [value, a] = nest.leaves[i];
     if (a.scalar) {
-      scalars.push_back(i);
+      (llvm::isa<llvm::Constant>(a.base) ? constants : scalars).push_back(i);
       continue;
     }
     memory.push_back(i);
@@ -233,6 +259,7 @@ llvm::Value* nestValue(FunctionCodegen& g, llvm::IRBuilder<>& b, const LoopNest&
   }
   for (size_t k = 0; k < leaves.scalars.size(); ++k)
     values[nest.leaves[leaves.scalars[k]].first] = got[1 + leaves.memory.size() + k];
+  for (size_t i : leaves.constants) values[nest.leaves[i].first] = nest.leaves[i].second.base;
   for (const ir::Operation* op : nest.ops) {
     std::vector<llvm::Value*> operands;
     for (const ir::Value* v : op->operands()) operands.push_back(values.at(v));
@@ -307,8 +334,10 @@ LoopNest FunctionCodegen::nestForRegion(const ir::Operation& fusedOp, const ir::
   const ir::Block& body = fusedOp.region(0).block();
   std::unordered_map<const ir::Value*, Access> leafAccess;
   for (size_t i = 0; i < body.arguments().size(); ++i) leafAccess[body.argument(i)] = access(fusedOp.operand(i));
+  std::unordered_set<const ir::Value*> inNest; // the leaves in nest.leaves (a set: groups are long)
   auto addLeaf = [&](const ir::Value* v, Access a) {
     leafAccess[v] = a;
+    inNest.insert(v);
     nest.leaves.emplace_back(v, std::move(a));
   };
   for (const auto& owned : body.ops()) {
@@ -342,9 +371,7 @@ LoopNest FunctionCodegen::nestForRegion(const ir::Operation& fusedOp, const ir::
       continue;
     }
     for (const ir::Value* v : op.operands())
-      if (leafAccess.count(v) &&
-          std::none_of(nest.leaves.begin(), nest.leaves.end(), [&](const auto& l) { return l.first == v; }))
-        nest.leaves.emplace_back(v, leafAccess.at(v));
+      if (leafAccess.count(v) && inNest.insert(v).second) nest.leaves.emplace_back(v, leafAccess.at(v));
     nest.ops.push_back(&op);
   }
   if (special && opInfo(special->code().kind).has(kLoopReduction)) {

@@ -1,10 +1,14 @@
 // compiler/cpu/Target.cpp — target machines, the optimisation pipeline, emitting code.
 #include "compiler/cpu/Target.h"
 
+#include "runtime/Interrupt.h"
 #include "tsl/Error.h"
 
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/PassInstrumentation.h>
+#include <llvm/Pass.h>
+#include <llvm/Transforms/Utils/Cloning.h>
 #include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -98,22 +102,62 @@ void prepareModule(llvm::Module& module, llvm::TargetMachine& machine) {
 namespace {
 
 const char* const kGeneratedCodePipeline =
-    "always-inline,function(sroa,early-cse<memssa>,simplifycfg,instcombine<no-verify-fixpoint>,loop-mssa(loop-rotate,licm),indvars,"
+    "function(sroa,early-cse<memssa>,simplifycfg,instcombine<no-verify-fixpoint>,loop-mssa(loop-rotate,licm),indvars,"
     "loop-vectorize<interleave-forced-only>,instcombine<no-verify-fixpoint>,simplifycfg,early-cse,dce),globaldce";
+
+/// For a huge program (hasHugeBlock): the same without the vectoriser (a loop body of
+/// hundreds of operations vectorised takes the fast code generator seconds) and without
+/// -O1's module-wide passes (interprocedural constant propagation and the like, whole
+/// seconds at 10^5 operations for straight-line code that gains nothing from them, and
+/// not to be stopped by Ctrl-C while they run).
+const char* const kHugeProgramPipeline =
+    "function(sroa,early-cse<memssa>,simplifycfg,instcombine<no-verify-fixpoint>,loop-mssa(loop-rotate,licm),"
+    "indvars,simplifycfg,dce),globaldce";
+
+/// Inlines the calls of always-inline functions (the kernel library's scalar functions),
+/// as the pipelines' first step: LLVM's always-inline pass does it for the whole module at
+/// once, a second at 10^5 operations that Ctrl-C cannot stop; this stops between
+/// functions (the pipeline after it then skips its passes).
+void inlineAlwaysInline(llvm::Module& module) {
+  for (llvm::Function& f : module) {
+    if (f.isDeclaration()) continue;
+    if (interruptRequested()) return;
+    std::vector<llvm::CallBase*> calls;
+    auto note = [&](llvm::Value* v) {
+      auto* call = llvm::dyn_cast_or_null<llvm::CallBase>(v);
+      llvm::Function* callee = call ? call->getCalledFunction() : nullptr;
+      if (callee && callee != &f && !callee->isDeclaration() && callee->hasFnAttribute(llvm::Attribute::AlwaysInline))
+        calls.push_back(call);
+    };
+    for (llvm::BasicBlock& block : f)
+      for (llvm::Instruction& instruction : block) note(&instruction);
+    while (!calls.empty()) { // calls inside what was inlined are inlined too
+      llvm::CallBase* call = calls.back();
+      calls.pop_back();
+      llvm::InlineFunctionInfo info;
+      if (llvm::InlineFunction(*call, info, /*MergeAttributes=*/true).isSuccess())
+        for (llvm::CallBase* inner : info.InlinedCallSites) note(inner);
+    }
+  }
+}
 
 } // namespace
 
-void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine, int optLevel) {
+void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine, int optLevel, bool huge) {
   llvm::LoopAnalysisManager loops;
   llvm::FunctionAnalysisManager functions;
   llvm::CGSCCAnalysisManager cgscc;
   llvm::ModuleAnalysisManager modules;
+  // Once Ctrl-C is pressed every optional pass is skipped, so the pipeline ends within one
+  // pass on one function; the interrupt is raised after it.
+  llvm::PassInstrumentationCallbacks instrumentation;
+  instrumentation.registerShouldRunOptionalPassCallback([](llvm::StringRef, llvm::Any) { return !interruptRequested(); });
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = optLevel >= 2;
   tuning.SLPVectorization = optLevel >= 2;
   tuning.LoopInterleaving = false;
   tuning.LoopUnrolling = false;
-  llvm::PassBuilder builder(&machine, tuning);
+  llvm::PassBuilder builder(&machine, tuning, std::nullopt, &instrumentation);
   // The library info first: the function analyses would otherwise register a default one.
   llvm::TargetLibraryInfoImpl library(machine.getTargetTriple());
   functions.registerPass([&] { return llvm::TargetLibraryAnalysis(library); });
@@ -127,7 +171,11 @@ void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine, int optL
                                         : optLevel == 2 ? llvm::OptimizationLevel::O2
                                                         : llvm::OptimizationLevel::O3;
   llvm::ModulePassManager pipeline;
-  if (optLevel == 2) {
+  if ((huge && optLevel > 0) || optLevel == 2) inlineAlwaysInline(module);
+  if (huge && optLevel > 0) {
+    if (llvm::Error e = builder.parsePassPipeline(pipeline, kHugeProgramPipeline))
+      fail(ErrorKind::Internal, "cpu: bad pass pipeline: ", llvm::toString(std::move(e)));
+  } else if (optLevel == 2) {
     // The default: what generated code needs and no more (the full -O2 pipeline costs
     // twice as long for the same code). Inline the kernel library's scalar functions, turn
     // slots into registers, simplify, hoist invariants out of loops, vectorise the
@@ -138,6 +186,7 @@ void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine, int optL
     pipeline = optLevel <= 0 ? builder.buildO0DefaultPipeline(level) : builder.buildPerModuleDefaultPipeline(level);
   }
   pipeline.run(module, modules);
+  checkInterrupt();
 }
 
 bool hasHugeBlock(const llvm::Module& module) {
@@ -155,6 +204,30 @@ std::string llvmText(const llvm::Module& module) {
   return out.str();
 }
 
+namespace {
+
+/// The last pass of code generation, run on each function after it is emitted: once
+/// Ctrl-C is pressed it deletes the bodies of the functions not yet compiled, so that
+/// code generation ends with the function at hand (its output is then dropped).
+class StopWhenInterrupted final : public llvm::FunctionPass {
+public:
+  static char ID;
+  StopWhenInterrupted() : llvm::FunctionPass(ID) {}
+  llvm::StringRef getPassName() const override { return "tsl: stop when interrupted"; }
+  void getAnalysisUsage(llvm::AnalysisUsage& usage) const override { usage.setPreservesAll(); }
+  bool runOnFunction(llvm::Function& f) override {
+    if (!interruptRequested()) return false;
+    llvm::Module& m = *f.getParent();
+    for (auto it = std::next(f.getIterator()); it != m.end(); ++it)
+      if (!it->isDeclaration()) it->deleteBody();
+    return false;
+  }
+};
+
+char StopWhenInterrupted::ID = 0;
+
+} // namespace
+
 std::string emitCode(llvm::Module& module, llvm::TargetMachine& machine, bool object) {
   llvm::SmallString<0> buffer;
   llvm::raw_svector_ostream out(buffer);
@@ -162,7 +235,9 @@ std::string emitCode(llvm::Module& module, llvm::TargetMachine& machine, bool ob
   const auto type = object ? llvm::CodeGenFileType::ObjectFile : llvm::CodeGenFileType::AssemblyFile;
   if (machine.addPassesToEmitFile(passes, out, nullptr, type))
     fail(ErrorKind::Internal, "cpu: the target machine cannot emit ", object ? "objects" : "assembly");
+  passes.add(new StopWhenInterrupted());
   passes.run(module);
+  checkInterrupt();
   return std::string(buffer.str());
 }
 

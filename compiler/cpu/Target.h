@@ -36,16 +36,19 @@ std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const CpuTarget& target, 
 /// features.
 void prepareModule(llvm::Module& module, llvm::TargetMachine& machine);
 
-/// Runs LLVM's optimisation pipeline for `optLevel` (0..3) on the module.
-void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine, int optLevel);
+/// Runs LLVM's optimisation pipeline for `optLevel` (0..3) on the module, or a light one
+/// for a `huge` program (hasHugeBlock) at any level but 0. Ctrl-C (the
+/// thread's interrupt flag, runtime/Interrupt.h) skips the passes left and raises
+/// `runtime error: interrupted`; so does emitCode, with the functions left.
+void optimizeModule(llvm::Module& module, llvm::TargetMachine& machine, int optLevel, bool huge = false);
 
 /// The module as LLVM IR text.
 std::string llvmText(const llvm::Module& module);
 
 /// Whether the module has a basic block so long that LLVM's instruction schedulers,
 /// quadratic in a block's length, would take seconds on it: a traced program unrolled into
-/// thousands of scalar operations. Such modules are optimised at -O1 (GVN and dead-store
-/// elimination are superlinear there) and compiled without scheduling.
+/// thousands of operations. Such modules get a light pipeline (optimizeModule: no
+/// vectoriser, no module-wide passes) and are compiled without scheduling.
 bool hasHugeBlock(const llvm::Module& module);
 
 /// The module compiled to assembly text (`object` false) or to an ELF object file.

@@ -16,10 +16,12 @@
 //    is made (a matmul with such a view is a group even without an epilogue);
 //  - a producer joins only if the group is its only user (anything else would compute it
 //    twice or store it anyway), and rank-0 chains stay as they are (scalars live in
-//    registers already). Scalar constants are copied into the region.
+//    registers already). Scalar constants are copied into the region;
+//  - a group takes at most kMaxGroup operations. The pass is linear in the program.
 // softmax, log-softmax and logsumexp are single operations that :cpu runs in two passes
 // over memory (online maximum and sum, then the normalisation); they need no group.
 #include "compiler/passes/Passes.h"
+#include "runtime/Interrupt.h"
 
 #include <algorithm>
 #include <list>
@@ -49,6 +51,13 @@ bool isScalarConstant(const Operation& op) {
   return op.code().is(Structural::Constant) && op.result()->type().rank() == 0;
 }
 
+/// The most operations one group takes; the producers beyond it start groups of their
+/// own. A loop body of 64 operations already reads each input once per 64 operations;
+/// LLVM's work on one loop body grows faster than its length (a traced `(reduce + (map
+/// ...))` of 300,000 operations is one chain), and a vectorised body of 256 sines took
+/// its code generator 12 s for 10,000 operations where bodies of 64 take 0.1 s.
+constexpr size_t kMaxGroup = 64;
+
 class Fuser {
 public:
   explicit Fuser(Block& block, const std::unordered_map<const ir::Value*, int>& uses) : block_(block), uses_(uses) {}
@@ -62,6 +71,7 @@ public:
     }
     std::unordered_set<const Operation*> taken;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      checkInterrupt(); // Ctrl-C stops a long compile (ir/Pass.h)
       Operation* root = *it;
       if (taken.count(root)) continue;
       std::vector<Operation*> group = grow(*root, taken);
@@ -100,7 +110,7 @@ private:
     std::unordered_set<const Operation*> in{&root};
     bool contraction = false;
     std::vector<Operation*> work{&root};
-    while (!work.empty()) {
+    while (!work.empty() && group.size() < kMaxGroup) {
       Operation* op = work.back();
       work.pop_back();
       // Reductions read their operand over the whole space; so do elementwise operations,
@@ -157,17 +167,21 @@ private:
     // Block order: producers before consumers.
     std::sort(group.begin(), group.end(), [&](Operation* a, Operation* b) { return position_.at(a) < position_.at(b); });
     std::unordered_set<const Operation*> members(group.begin(), group.end());
-    // Inputs: values the group uses that it does not compute (scalar constants are copied in).
+    // Inputs: values the group uses that it does not compute (scalar constants are copied
+    // in), each once, in order of first use. Sets, not searches of the lists: a group of
+    // 300,000 operations reading 100,000 constants took minutes.
     std::vector<ir::Value*> inputs;
     std::vector<Operation*> constants;
+    std::unordered_set<const ir::Value*> seen;
+    std::unordered_map<const ir::Value*, int> inside; // a constant's uses within the group
     for (Operation* op : group)
       for (ir::Value* v : op->operands()) {
         if (v->def() && members.count(v->def())) continue;
-        if (v->def() && isScalarConstant(*v->def())) {
-          if (std::find(constants.begin(), constants.end(), v->def()) == constants.end()) constants.push_back(v->def());
-          continue;
-        }
-        if (std::find(inputs.begin(), inputs.end(), v) == inputs.end()) inputs.push_back(v);
+        const bool constant = v->def() && isScalarConstant(*v->def());
+        if (constant) ++inside[v];
+        if (!seen.insert(v).second) continue;
+        if (constant) constants.push_back(v->def());
+        else inputs.push_back(v);
       }
     auto fused = std::make_unique<Operation>(ir::OpCode::of(Structural::Fused), root.span());
     fused->operands() = inputs;
@@ -179,10 +193,7 @@ private:
     for (Operation* c : constants) {
       mapping[c->result()] = body.append(ir::cloneOp(*c, mapping))->result();
       // The copy inside serves the group; the original goes if nothing else uses it.
-      int inside = 0;
-      for (Operation* op : group)
-        for (const ir::Value* v : op->operands()) inside += v == c->result();
-      if (inside == uses_.at(c->result())) members.insert(c);
+      if (inside.at(c->result()) == uses_.at(c->result())) members.insert(c);
     }
     for (Operation* op : group) body.append(ir::cloneOp(*op, mapping));
     auto yield = std::make_unique<Operation>(ir::OpCode::of(Structural::Yield), root.span());

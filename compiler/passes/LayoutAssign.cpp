@@ -16,6 +16,7 @@
 #include "compiler/passes/Passes.h"
 
 #include "ir/TypeRules.h"
+#include "runtime/Interrupt.h"
 #include "runtime/Layout.h"
 
 #include <algorithm>
@@ -80,6 +81,7 @@ private:
     Components components;
     std::vector<ir::Operation*> members;
     ir::walk(f.body(), [&](ir::Operation& op) {
+      checkInterrupt(); // Ctrl-C stops a long compile (ir/Pass.h)
       if (!isMember(op)) return;
       members.push_back(&op);
       for (const ir::Value* v : op.operands())
@@ -95,7 +97,10 @@ private:
       g.push_back(op);
     }
     bool changed = false;
-    for (const ir::Operation* root : order) changed |= component(groups[root], s);
+    for (const ir::Operation* root : order) {
+      checkInterrupt();
+      changed |= component(groups[root], s);
+    }
     return changed;
   }
 

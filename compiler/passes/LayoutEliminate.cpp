@@ -15,6 +15,7 @@
 #include "compiler/passes/Layouts.h"
 #include "compiler/passes/Passes.h"
 
+#include "runtime/Interrupt.h"
 #include "runtime/Layout.h"
 
 namespace tsl::compiler {
@@ -63,6 +64,7 @@ private:
     bool changed = false;
     r.scopes.emplace_back();
     for (auto it = b.ops().begin(); it != b.ops().end();) {
+      checkInterrupt(); // Ctrl-C stops a long compile (ir/Pass.h)
       ir::Operation& op = **it;
       r.replacements.apply(op);
       for (auto& region : op.regions()) changed |= block(region->block(), r);

@@ -13,6 +13,7 @@
 #include "compiler/passes/Passes.h"
 
 #include "ir/TypeRules.h"
+#include "runtime/Interrupt.h"
 
 namespace tsl::compiler {
 
@@ -38,6 +39,7 @@ private:
   static bool block(ir::Block& b, const LayoutTarget& target, ir::Replacements& replacements) {
     bool changed = false;
     for (auto it = b.ops().begin(); it != b.ops().end(); ++it) {
+      checkInterrupt(); // Ctrl-C stops a long compile (ir/Pass.h)
       ir::Operation& op = **it;
       replacements.apply(op);
       for (auto& region : op.regions()) changed |= block(region->block(), target, replacements);

@@ -17,10 +17,12 @@
 #include "compiler/passes/Passes.h"
 
 #include "ir/MemoryPlan.h"
+#include "runtime/Interrupt.h"
 
 #include <algorithm>
 #include <iostream>
 #include <map>
+#include <queue>
 #include <set>
 
 namespace tsl::compiler {
@@ -82,6 +84,7 @@ public:
     number(f_.body(), false);
     lastUses();
     homes();
+    extendShared();
     if (!donated_.empty()) donations();
     arena();
     releases();
@@ -109,6 +112,7 @@ private:
   /// Numbers operations in pre-order; an operation with regions also gets an end point.
   void number(const Block& b, bool fused) {
     for (const auto& owned : b.ops()) {
+      checkInterrupt(); // Ctrl-C stops a long compile (ir/Pass.h)
       const Operation& op = *owned;
       start_[&op] = next_++;
       const bool inner = fused || op.code().is(Structural::Fused);
@@ -189,7 +193,7 @@ private:
       const Operation* def = info_.at(p.value).def;
       if (!def || def->resultCount() != 1 || info_.at(p.value).block != def->parent()) continue;
       for (size_t i = 0; i < def->operands().size(); ++i) {
-        const ir::Value* root = plan_->root(def->operand(i));
+        const ir::Value* root = rootOf(def->operand(i));
         const Placement& r = placement(root);
         if (r.home != Home::Arena || r.bytes != p.bytes || r.lastUse != start_.at(def)) continue;
         if (!readsInPlace(*def, i)) continue;
@@ -213,7 +217,7 @@ private:
       const Operation* def = info_.at(p.value).def;
       if (!def || def->resultCount() != 1) continue;
       for (size_t i = 0; i < def->operands().size(); ++i) {
-        const ir::Value* root = plan_->root(def->operand(i));
+        const ir::Value* root = rootOf(def->operand(i));
         const Placement& r = placement(root);
         if (r.home != Home::Parameter || taken.count(root) || r.bytes != p.bytes || r.lastUse != start_.at(def)) continue;
         const size_t param = static_cast<size_t>(root->index());
@@ -221,7 +225,7 @@ private:
         if (!readsInPlace(*def, i)) continue;
         bool alone = true; // no other operand reads the same memory
         for (size_t j = 0; j < def->operands().size(); ++j)
-          if (j != i && plan_->root(def->operand(j)) == root) alone = false;
+          if (j != i && rootOf(def->operand(j)) == root) alone = false;
         if (!alone) continue;
         p.donor = root;
         plan_->donatedBytes += p.bytes;
@@ -231,37 +235,98 @@ private:
     }
   }
 
-  /// Makes the memory of `v` (and what it shares) live until `point`.
+  /// Makes the memory of `v` live until `point`: its root's (what homes() decides on and
+  /// the arena allocates). The values between are extended once, at the end
+  /// (extendShared): a chain of 10^4 updates in place, each extending the chain before
+  /// it, is not walked once per link.
   void extend(const ir::Value* v, int point) {
-    for (int guard = 0; v && guard < 1 << 20; ++guard) {
-      Placement& p = placement(v);
-      p.lastUse = std::max(p.lastUse, point);
-      if (p.home != Home::Shared) return;
-      v = p.shares;
-    }
+    Placement& root = placement(rootOf(v));
+    root.lastUse = std::max(root.lastUse, point);
   }
 
+  /// Each value whose memory another value shares lives as long as that one: in reverse
+  /// order of definition, so that what shares a value is done before it.
+  void extendShared() {
+    for (auto it = plan_->values.rbegin(); it != plan_->values.rend(); ++it)
+      if (it->home == Home::Shared && it->shares) {
+        Placement& shared = placement(it->shares);
+        shared.lastUse = std::max(shared.lastUse, it->lastUse);
+      }
+  }
+
+  /// The value whose memory `v` is (MemoryPlan::root), remembered along the way: the
+  /// homes of values already placed do not change, and chains of updates in place are long.
+  const ir::Value* rootOf(const ir::Value* v) {
+    std::vector<const ir::Value*> path;
+    for (int guard = 0; guard < 1 << 20; ++guard) {
+      if (auto known = roots_.find(v); known != roots_.end()) {
+        v = known->second;
+        break;
+      }
+      const Placement& p = placement(v);
+      if (p.home != Home::Shared || !p.shares) break;
+      path.push_back(v);
+      v = p.shares;
+    }
+    for (const ir::Value* on : path) roots_[on] = v;
+    return v;
+  }
+
+  /// First fit: each value, in order of definition, takes the lowest offset where it fits
+  /// between the blocks still live. The live blocks are kept by offset, with a heap of
+  /// their last uses (to retire them) and the lengths of the gaps between them: when no
+  /// gap is long enough — the usual case, blocks packed end to end — the value goes after
+  /// the last block without a scan, so a program of 10^5 values live at once is planned
+  /// in n log n, not n².
   void arena() {
     struct Live {
-      int64_t offset, bytes;
+      int64_t end; ///< offset + aligned size
       int lastUse;
     };
-    std::vector<Live> live; // sorted by offset
+    std::map<int64_t, Live> live; // by offset
+    std::priority_queue<std::pair<int, int64_t>, std::vector<std::pair<int, int64_t>>, std::greater<>> retire;
+    std::multiset<int64_t> gaps; // between consecutive live blocks, and before the first
+    auto gapBefore = [&](std::map<int64_t, Live>::iterator it) {
+      return it->first - (it == live.begin() ? 0 : std::prev(it)->second.end);
+    };
+    auto addGap = [&](int64_t g) {
+      if (g > 0) gaps.insert(g);
+    };
+    auto removeGap = [&](int64_t g) {
+      if (g > 0) gaps.erase(gaps.find(g));
+    };
     std::vector<Placement*> order;
     for (Placement& p : plan_->values)
       if (p.home == Home::Arena && p.bytes >= 0) order.push_back(&p);
     std::stable_sort(order.begin(), order.end(), [](const Placement* a, const Placement* b) { return a->defined < b->defined; });
     for (Placement* p : order) {
-      std::erase_if(live, [&](const Live& l) { return l.lastUse < p->defined; });
+      checkInterrupt();
+      while (!retire.empty() && retire.top().first < p->defined) {
+        auto it = live.find(retire.top().second);
+        retire.pop();
+        removeGap(gapBefore(it));
+        auto next = std::next(it);
+        if (next != live.end()) removeGap(gapBefore(next));
+        live.erase(it);
+        if (next != live.end()) addGap(gapBefore(next));
+      }
       const int64_t size = aligned(std::max<int64_t>(p->bytes, 1));
-      int64_t offset = 0;
-      for (const Live& l : live) { // first fit between the live blocks, in offset order
-        if (l.offset - offset >= size) break;
-        offset = std::max(offset, l.offset + aligned(std::max<int64_t>(l.bytes, 1)));
+      int64_t offset = live.empty() ? 0 : std::prev(live.end())->second.end;
+      if (!gaps.empty() && *gaps.rbegin() >= size) {
+        offset = 0;
+        for (const auto& [at, l] : live) { // the first gap long enough, in offset order
+          if (at - offset >= size) break;
+          offset = l.end;
+        }
       }
       p->offset = offset;
-      live.push_back({offset, p->bytes, p->lastUse});
-      std::sort(live.begin(), live.end(), [](const Live& a, const Live& b) { return a.offset < b.offset; });
+      auto [it, inserted] = live.emplace(offset, Live{offset + size, p->lastUse});
+      TSL_ASSERT(inserted, "plan-memory: two live blocks at offset ", offset);
+      auto next = std::next(it);
+      if (next != live.end()) removeGap(next->first - (it == live.begin() ? 0 : std::prev(it)->second.end));
+      addGap(gapBefore(it));
+      if (next != live.end()) addGap(gapBefore(next));
+      retire.emplace(p->lastUse, offset);
       plan_->arenaBytes = std::max(plan_->arenaBytes, offset + size);
     }
   }
@@ -280,6 +345,7 @@ private:
   std::unordered_map<const ir::Value*, Info> info_;
   std::unordered_map<const Operation*, int> start_, end_;
   std::unordered_map<const Block*, const Operation*> parentOp_;
+  std::unordered_map<const ir::Value*, const ir::Value*> roots_; ///< rootOf's memory
   int next_ = 1;
 };
 

@@ -308,12 +308,16 @@ Program lowerConv(const ConvSpec& s, const Tiling& t, const Device& d) {
   if (s.epilogue.bias) declare(p, "bias", s.epilogue.biasTy, s.o, GmTensor::Role::In);
   p.notes.push_back(cat("conv2d ", s.batch, "x", s.c, "x", s.h, "x", s.w, " * ", s.o, "x", s.c, "x", s.kh, "x", s.kw,
                         " on ", d.name, ", ", tyName(s.cube), " inputs, tiles ", t.str()));
-  // The input rows an m tile (output positions [m0, m0 + mc)) reads.
+  // The input rows an m tile (output positions [m0, m0 + mc)) reads: [first, end) of the
+  // image's rows. A tile whose rows see only padding (padding at least the kernel's
+  // extent, above or below the image) reads none; it still gets one row of the image —
+  // the nearest — so that the band copied into L1 lies inside the input (load3d reads
+  // nothing of it and writes zeros).
   auto band = [&](int64_t m0, int64_t mc) {
     const int64_t oy0 = m0 / ow, oy1 = (m0 + mc - 1) / ow;
-    const int64_t lo = std::max<int64_t>(0, oy0 * s.strideH - s.padH);
-    const int64_t hi = std::min<int64_t>(s.h, oy1 * s.strideH - s.padH + (s.kh - 1) * s.dilH + 1);
-    return std::pair{lo, std::max<int64_t>(hi - lo, 1)};
+    const int64_t first = std::clamp<int64_t>(oy0 * s.strideH - s.padH, 0, s.h - 1);
+    const int64_t end = std::min<int64_t>(s.h, oy1 * s.strideH - s.padH + (s.kh - 1) * s.dilH + 1);
+    return std::pair{first, std::max<int64_t>(end - first, 1)};
   };
   int64_t bandBytes = 0;
   for (int64_t m0 = 0; m0 < ohw; m0 += t.tm * kRows)

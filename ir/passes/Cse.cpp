@@ -8,6 +8,7 @@
 // Operations in a region are never reused outside it (they do not dominate).
 #include "ir/Attributes.h"
 #include "ir/Pass.h"
+#include "runtime/Interrupt.h"
 
 #include <unordered_map>
 
@@ -54,6 +55,7 @@ private:
     bool changed = false;
     scopes.emplace_back();
     for (auto it = b.ops().begin(); it != b.ops().end();) {
+      checkInterrupt(); // Ctrl-C stops a long compile (ir/Pass.h)
       Operation& op = **it;
       replacements.apply(op);
       for (auto& region : op.regions()) changed |= block(module, region->block(), replacements, scopes);

@@ -6,6 +6,7 @@
 // it removes, so a chain of dead operations goes in one sweep; nested regions are cleaned
 // the same way.
 #include "ir/Pass.h"
+#include "runtime/Interrupt.h"
 
 namespace tsl::ir {
 
@@ -34,6 +35,7 @@ private:
     bool changed = false;
     for (auto it = block.ops().end(); it != block.ops().begin();) {
       --it;
+      checkInterrupt(); // Ctrl-C stops a long compile (ir/Pass.h)
       Operation& op = **it;
       bool used = false;
       for (size_t i = 0; i < op.resultCount(); ++i) {

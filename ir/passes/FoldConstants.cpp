@@ -8,6 +8,7 @@
 // error appears when (and if) the program runs it.
 #include "ir/Builder.h"
 #include "ir/Pass.h"
+#include "runtime/Interrupt.h"
 
 namespace tsl::ir {
 
@@ -33,6 +34,7 @@ private:
   static bool block(Block& b, Replacements& replacements) {
     bool changed = false;
     for (auto it = b.ops().begin(); it != b.ops().end();) {
+      checkInterrupt(); // Ctrl-C stops a long compile (ir/Pass.h)
       Operation& op = **it;
       replacements.apply(op);
       for (auto& region : op.regions()) changed |= block(region->block(), replacements);

@@ -8,6 +8,7 @@
 // rule that rejects its operands is an error at the operation's span.
 #include "ir/Pass.h"
 #include "ir/TypeRules.h"
+#include "runtime/Interrupt.h"
 
 namespace tsl::ir {
 
@@ -35,6 +36,7 @@ private:
   static bool block(Module& module, Block& b) {
     bool changed = false;
     for (auto& op : b.ops()) {
+      checkInterrupt(); // Ctrl-C stops a long compile (ir/Pass.h)
       if (op->code().is(Structural::While)) // the before region starts from the initial values
         for (size_t i = 0; i < op->operands().size() && i < op->region(0).block().arguments().size(); ++i)
           changed |= setType(op->region(0).block().argument(i), op->operand(i)->type());

@@ -11,6 +11,7 @@
 // each call is replaced once by a body that has nothing left to inline: the pass is
 // linear in the size of what it produces.
 #include "ir/Pass.h"
+#include "runtime/Interrupt.h"
 #include "tsl/StackGuard.h"
 
 #include <algorithm>
@@ -74,6 +75,7 @@ private:
                 std::vector<std::unique_ptr<Operation>>& inlined) {
     bool changed = false;
     for (auto it = block.ops().begin(); it != block.ops().end();) {
+      checkInterrupt(); // Ctrl-C stops a long compile (ir/Pass.h)
       Operation& op = **it;
       for (auto& region : op.regions()) changed |= inlineIn(module, region->block(), size, replaced, inlined);
       Function* callee = op.code().is(Structural::Call) ? module.find(op.callee()) : nullptr;

@@ -17,6 +17,7 @@
 //   broadcast_to x (shape of x) -> x            astype x (dtype of x) -> x
 //   squeeze (expand_dims x a) a -> x            a reduction over no axes -> x
 #include "ir/Pass.h"
+#include "runtime/Interrupt.h"
 
 #include <cmath>
 #include <optional>
@@ -194,6 +195,7 @@ private:
   static bool block(Block& b, Replacements& replacements) {
     bool changed = false;
     for (auto it = b.ops().begin(); it != b.ops().end();) {
+      checkInterrupt(); // Ctrl-C stops a long compile (ir/Pass.h)
       Operation& op = **it;
       replacements.apply(op);
       for (auto& region : op.regions()) changed |= block(region->block(), replacements);

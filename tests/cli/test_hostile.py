@@ -221,6 +221,32 @@ def interrupted_soon(source, what):
           f"status {p.returncode} after {took:.2f}s: {err[:300]!r}")
 
 
+def long_compile():
+    """SIGINT at several points of compiling 300,000 operations (tracing, the IR passes,
+    LLVM's phases: over ten seconds in all; fuse alone once took minutes and ignored
+    Ctrl-C): each stop comes within a second and a half. --time-passes names the phases
+    done before the stop."""
+    program = write("long-compile.tsl", "(def f (jit (fn [x] (reduce + (map (fn [i] (sin (* x i))) (range 100000))))))\n"
+                                        "(println (f (ones [4])))\n")
+    for delay in (1.5, 5.0, 9.0):
+        p = subprocess.Popen([TSL, "--time-passes", "run", program], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             cwd=WORK)
+        time.sleep(delay)
+        sent = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        try:
+            _, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        took = time.monotonic() - sent
+        done = [line.split()[1] for line in err.decode(errors="replace").splitlines() if line.startswith("//   ")]
+        where = f"after {done[-1]}" if done else "while tracing"
+        check(f"SIGINT {delay}s into compiling 300,000 operations ({where}) stops it within 1.5 s",
+              p.returncode == 1 and b"runtime error: interrupted" in err and took < 1.5,
+              f"status {p.returncode} after {took:.2f}s: {err[-400:]!r}")
+
+
 def runaway():
     r = run_source("(defn f [x] ((grad f) x)) (f 1.0)", timeout=60)
     check("(defn f [x] ((grad f) x)) (f 1.0) ends with the call-depth error",
@@ -255,6 +281,7 @@ def main():
     memory()
     files()
     signals()
+    long_compile()
     runaway()
     exits()
     subprocess.run(["rm", "-rf", WORK])

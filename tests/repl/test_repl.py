@@ -371,6 +371,22 @@ def main_session(home, work):
         repl.pos = len(repl.text())
         evaluate(repl, "(+ 2 2)", "4", "after interrupting compiled code the REPL answers (+ 2 2) with 4")
 
+        # Ctrl-C in a long compile: 300,000 operations take over ten seconds to trace,
+        # optimise and compile (they once took fuse minutes, through Ctrl-C); the passes,
+        # LLVM's phases and the loops inside them poll the interrupt flag.
+        repl.send("((jit (fn [x] (reduce + (map (fn [i] (sin (* x i))) (range 100000))))) (ones [4]))\r")
+        repl.expect(r"\(ones \[4\]\)\)\n")
+        time.sleep(4.0)
+        sent = time.monotonic()
+        repl.send("\x03")
+        stopped = repl.expect(r"runtime error: interrupted", timeout=limit(10))
+        took = time.monotonic() - sent
+        check("Ctrl-C stops a compile of 300,000 operations within a second and a half",
+              stopped is not None and took < 1.5, f"after {took:.2f}s\n{repl.recent()}")
+        repl.settle()
+        repl.pos = len(repl.text())
+        evaluate(repl, "(+ 3 4)", "7", "after interrupting a compile the REPL answers (+ 3 4) with 7")
+
         # :llvm and :asm show the native code of a function for example arguments.
         repl.send(":llvm ((fn [x] (* x 2.0)) [1.0 2.0])\r")
         check(":llvm prints the function's optimised LLVM IR",

@@ -283,8 +283,55 @@ TEST_CASE("a trace has one box per instruction on its pipe, as trace-event JSON"
   CHECK(out[0] == 32.0f);
 }
 
-TEST_CASE("conv2d on odd sizes, batched, strided and dilated: within γ_K of float64") {
+namespace {
+
+struct ConvCase {
+  int64_t n, c, h, w, o, kh, kw, strideH, strideW, padH, padW, dilH, dilW;
+};
+
+/// Runs `t` lowered with the searched tiling on the emulator (which faults on any access
+/// outside a GM tensor) and checks every output element within γ_K(2^-24) of the float64
+/// convolution of the f16-rounded inputs (zero padding), and the MAC count.
+void checkConv(const ConvCase& t, uint32_t seed) {
   const Device d = preset("a2");
+  ConvSpec s;
+  s.batch = t.n, s.c = t.c, s.h = t.h, s.w = t.w, s.o = t.o, s.kh = t.kh, s.kw = t.kw;
+  s.strideH = t.strideH, s.strideW = t.strideW, s.padH = t.padH, s.padW = t.padW, s.dilH = t.dilH, s.dilW = t.dilW;
+  const int64_t oh = s.oh(), ow = s.ow();
+  std::vector<float> xs = randoms(t.n * t.c * t.h * t.w, seed), ws = randoms(t.o * t.c * t.kh * t.kw, seed + 1);
+  const Tensor x = toLayout(Tensor::wrap(xs.data(), DType::F32, Shape{t.n, t.c, t.h, t.w}), Layout::NC1HWC0);
+  const Tensor w = toLayout(Tensor::wrap(ws.data(), DType::F32, Shape{t.o, t.c, t.kh, t.kw}), Layout::FractalZ);
+  Tensor out = emptyInLayout(DType::F32, Shape{t.n, t.o, oh, ow}, Layout::NC1HWC0);
+  const Program p = lowerConv(s, chooseConvTiling(s, d), d);
+  std::vector<GmView> gm{{reinterpret_cast<uint8_t*>(const_cast<char*>(x.physicalData())), x.physicalShape().numel()},
+                         {reinterpret_cast<uint8_t*>(const_cast<char*>(w.physicalData())), w.physicalShape().numel()},
+                         {reinterpret_cast<uint8_t*>(const_cast<char*>(out.physicalData())), out.physicalShape().numel()}};
+  const TcStats st = Emulator(d).run(p, gm, {});
+  CHECK(st.macs == t.n * t.o * oh * ow * t.c * t.kh * t.kw);
+  const Tensor got = toLayout(out, Layout::RowMajor);
+  const int64_t kk = t.c * t.kh * t.kw;
+  for (int64_t b = 0; b < t.n; ++b)
+    for (int64_t o = 0; o < t.o; ++o)
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xq = 0; xq < ow; ++xq) {
+          double ref = 0, mag = 0;
+          for (int64_t c = 0; c < t.c; ++c)
+            for (int64_t ky = 0; ky < t.kh; ++ky)
+              for (int64_t kx = 0; kx < t.kw; ++kx) {
+                const int64_t iy = y * t.strideH - t.padH + ky * t.dilH, ix = xq * t.strideW - t.padW + kx * t.dilW;
+                if (iy < 0 || iy >= t.h || ix < 0 || ix >= t.w) continue;
+                const double v = rounded(xs[static_cast<size_t>(((b * t.c + c) * t.h + iy) * t.w + ix)], Ty::F16) *
+                                 rounded(ws[static_cast<size_t>(((o * t.c + c) * t.kh + ky) * t.kw + kx)], Ty::F16);
+                ref += v, mag += std::fabs(v);
+              }
+          const float v = reinterpret_cast<const float*>(got.data())[((b * t.o + o) * oh + y) * ow + xq];
+          REQUIRE(std::fabs(v - ref) <= gamma(kk, kU32) * mag);
+        }
+}
+
+} // namespace
+
+TEST_CASE("conv2d on odd sizes, batched, strided and dilated: within γ_K of float64") {
   struct Case {
     int64_t n, c, h, w, o, k, stride, pad, dil;
   };
@@ -294,38 +341,42 @@ TEST_CASE("conv2d on odd sizes, batched, strided and dilated: within γ_K of flo
     CAPTURE(t.c);
     CAPTURE(t.h);
     CAPTURE(t.o);
-    ConvSpec s;
-    s.batch = t.n, s.c = t.c, s.h = t.h, s.w = t.w, s.o = t.o, s.kh = s.kw = t.k;
-    s.strideH = s.strideW = t.stride, s.padH = s.padW = t.pad, s.dilH = s.dilW = t.dil;
-    const int64_t oh = s.oh(), ow = s.ow();
-    std::vector<float> xs = randoms(t.n * t.c * t.h * t.w, seed++), ws = randoms(t.o * t.c * t.k * t.k, seed++);
-    const Tensor x = toLayout(Tensor::wrap(xs.data(), DType::F32, Shape{t.n, t.c, t.h, t.w}), Layout::NC1HWC0);
-    const Tensor w = toLayout(Tensor::wrap(ws.data(), DType::F32, Shape{t.o, t.c, t.k, t.k}), Layout::FractalZ);
-    Tensor out = emptyInLayout(DType::F32, Shape{t.n, t.o, oh, ow}, Layout::NC1HWC0);
-    const Program p = lowerConv(s, chooseConvTiling(s, d), d);
-    std::vector<GmView> gm{{reinterpret_cast<uint8_t*>(const_cast<char*>(x.physicalData())), x.physicalShape().numel()},
-                           {reinterpret_cast<uint8_t*>(const_cast<char*>(w.physicalData())), w.physicalShape().numel()},
-                           {reinterpret_cast<uint8_t*>(const_cast<char*>(out.physicalData())), out.physicalShape().numel()}};
-    const TcStats st = Emulator(d).run(p, gm, {});
-    CHECK(st.macs == t.n * t.o * oh * ow * t.c * t.k * t.k);
-    const Tensor got = toLayout(out, Layout::RowMajor);
-    const int64_t kk = t.c * t.k * t.k;
-    for (int64_t b = 0; b < t.n; ++b)
-      for (int64_t o = 0; o < t.o; ++o)
-        for (int64_t y = 0; y < oh; ++y)
-          for (int64_t xq = 0; xq < ow; ++xq) {
-            double ref = 0, mag = 0;
-            for (int64_t c = 0; c < t.c; ++c)
-              for (int64_t ky = 0; ky < t.k; ++ky)
-                for (int64_t kx = 0; kx < t.k; ++kx) {
-                  const int64_t iy = y * t.stride - t.pad + ky * t.dil, ix = xq * t.stride - t.pad + kx * t.dil;
-                  if (iy < 0 || iy >= t.h || ix < 0 || ix >= t.w) continue;
-                  const double v = rounded(xs[static_cast<size_t>(((b * t.c + c) * t.h + iy) * t.w + ix)], Ty::F16) *
-                                   rounded(ws[static_cast<size_t>(((o * t.c + c) * t.k + ky) * t.k + kx)], Ty::F16);
-                  ref += v, mag += std::fabs(v);
-                }
-            const float v = reinterpret_cast<const float*>(got.data())[((b * t.o + o) * oh + y) * ow + xq];
-            REQUIRE(std::fabs(v - ref) <= gamma(kk, kU32) * mag);
-          }
+    checkConv({t.n, t.c, t.h, t.w, t.o, t.k, t.k, t.stride, t.stride, t.pad, t.pad, t.dil, t.dil}, seed);
+    seed += 2;
+  }
+}
+
+// Padding up to the kernel's extent and past it: output rows and columns that see only
+// padding, tiles of output positions whose every input row lies above or below the image
+// (the band copied into L1 once started past the input's end: "accesses elements [400,
+// 480) of GM tensor %0, which has 400" for a 5×5 image, a 3×3 kernel and padding 3).
+TEST_CASE("conv2d with every padding from 0 to past the kernel, strides and dilations: in bounds, within γ_K") {
+  uint32_t seed = 300;
+  int cases = 0;
+  for (int64_t k : {1, 2, 3})
+    for (int64_t pad = 0; pad <= k + 1; ++pad)
+      for (int64_t stride : {1, 2, 3})
+        for (int64_t dil : {1, 2}) {
+          if (k == 1 && dil == 2) continue; // the same convolution
+          const ConvCase t{1, 3, 5, 7, 2, k, k, stride, stride, pad, pad, dil, dil};
+          CAPTURE(k);
+          CAPTURE(pad);
+          CAPTURE(stride);
+          CAPTURE(dil);
+          checkConv(t, seed);
+          seed += 2;
+          ++cases;
+        }
+  CHECK(cases == 63);
+  // Asymmetric: padding, stride and dilation differing between the axes, a batch, more
+  // channels than one block, images of one row or column, a kernel wider than it is tall.
+  for (const ConvCase& t : {ConvCase{2, 17, 5, 5, 3, 3, 3, 1, 1, 3, 0, 1, 1}, ConvCase{1, 3, 5, 5, 2, 3, 3, 1, 2, 0, 4, 1, 1},
+                            ConvCase{1, 3, 9, 4, 2, 3, 2, 2, 1, 5, 3, 2, 1}, ConvCase{2, 5, 1, 9, 4, 1, 3, 1, 2, 2, 3, 1, 2},
+                            ConvCase{1, 2, 11, 1, 3, 3, 1, 3, 1, 4, 2, 1, 1}, ConvCase{1, 20, 3, 3, 17, 2, 3, 2, 3, 3, 4, 2, 1},
+                            ConvCase{1, 1, 40, 3, 1, 3, 3, 1, 1, 4, 4, 1, 1}}) {
+    CAPTURE(t.h);
+    CAPTURE(t.padH);
+    checkConv(t, seed);
+    seed += 2;
   }
 }
