@@ -59,7 +59,7 @@ const Value& callableArg(const CallContext& cx, Args args, size_t i) {
 }
 
 KeywordArgs::KeywordArgs(const CallContext& cx, Args args, size_t positionalMin,
-                         std::initializer_list<std::string_view> allowed) {
+                         std::span<const std::string_view> allowed) {
   size_t split = positionalMin;
   while (split < args.size() && !args[split].isKeyword()) ++split;
   positional_ = args.subspan(0, std::min(split, args.size()));

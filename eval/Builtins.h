@@ -33,8 +33,10 @@ const Value& callableArg(const CallContext& cx, Args args, size_t i);
 class KeywordArgs {
 public:
   /// Splits `args` at the first keyword at or after index `positionalMin`.
+  KeywordArgs(const CallContext& cx, Args args, size_t positionalMin, std::span<const std::string_view> allowed);
   KeywordArgs(const CallContext& cx, Args args, size_t positionalMin,
-              std::initializer_list<std::string_view> allowed);
+              std::initializer_list<std::string_view> allowed)
+      : KeywordArgs(cx, args, positionalMin, std::span<const std::string_view>(allowed.begin(), allowed.size())) {}
   Args positional() const { return positional_; }
   /// The value given for `key`, or nullptr.
   const Value* find(std::string_view key) const;

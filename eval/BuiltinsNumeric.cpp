@@ -1,8 +1,11 @@
 // eval/BuiltinsNumeric.cpp — arithmetic, comparison and elementwise functions.
 //
-// Every one of these is a thin adapter from TSL arguments to runtime/Elementwise: the
-// promotion, broadcasting and arithmetic live there, once.
+// Every elementwise row of the operation table becomes a builtin here, by its call form
+// (folding + and *, chaining comparisons, pairs), with a two-operand fast path: a thin
+// adapter from TSL arguments to runtime/Elementwise, where the promotion, broadcasting and
+// arithmetic live, once.
 #include "eval/Builtins.h"
+#include "runtime/CallForms.h"
 #include "runtime/Elementwise.h"
 #include "runtime/ScalarFastPath.h"
 #include "eval/Tracer.h"
@@ -120,44 +123,30 @@ void defineUnary(Evaluator& evaluator, const char* name, UnaryOp op) {
   evaluator.defineBuiltin(name, 1, 1, [op](CallContext& cx, Args args) { return unaryCall(op, cx, args[0]); });
 }
 
+/// The builtin of a binary row, by how its call form combines more operands.
+template <BinaryOp op>
+void defineBinaryRow(Evaluator& evaluator, const char* name, const CallForm& form) {
+  switch (form.variadic) {
+  case Variadic::Fold: defineFold<op>(evaluator, name, form.identity, false); break;
+  case Variadic::FoldInverse: defineFold<op>(evaluator, name, form.identity, true); break;
+  case Variadic::Chain: defineComparison<op>(evaluator, name); break;
+  case Variadic::None: defineBinary<op>(evaluator, name); break;
+  }
+}
+
 } // namespace
 
 void registerNumericBuiltins(Evaluator& evaluator) {
-  defineFold<BinaryOp::Add>(evaluator, "+", 0, false);
-  defineFold<BinaryOp::Mul>(evaluator, "*", 1, false);
-  defineFold<BinaryOp::Sub>(evaluator, "-", 0, true);
-  defineFold<BinaryOp::Div>(evaluator, "/", 1, true);
-
-  defineComparison<BinaryOp::Less>(evaluator, "<");
-  defineComparison<BinaryOp::LessEqual>(evaluator, "<=");
-  defineComparison<BinaryOp::Greater>(evaluator, ">");
-  defineComparison<BinaryOp::GreaterEqual>(evaluator, ">=");
-  defineBinary<BinaryOp::Equal>(evaluator, "==");
-  defineBinary<BinaryOp::NotEqual>(evaluator, "!=");
-  defineBinary<BinaryOp::FloorDiv>(evaluator, "floordiv");
-  defineBinary<BinaryOp::Mod>(evaluator, "mod");
-  defineBinary<BinaryOp::Pow>(evaluator, "pow");
-  defineBinary<BinaryOp::Maximum>(evaluator, "maximum");
-  defineBinary<BinaryOp::Minimum>(evaluator, "minimum");
-  defineBinary<BinaryOp::LogicalAnd>(evaluator, "logical-and");
-  defineBinary<BinaryOp::LogicalOr>(evaluator, "logical-or");
-
-#define TSL_DEFINE_UNARY(name, text, mnemonic, ...)                                                               \
-  if (UnaryOp::name != UnaryOp::GeluTanh && UnaryOp::name != UnaryOp::Gelu)                        \
-    defineUnary(evaluator, text, UnaryOp::name);
+  // The elementwise rows of runtime/Elementwise.h, with their fast paths; a unary row
+  // with a call form of its own (gelu's :approximate) is read by its form like any other
+  // primitive (eval/BuiltinsTensor.cpp), as are internal rows (gelu-tanh).
+#define TSL_DEFINE_BINARY(name, text, mnemonic, flags, call, ...) defineBinaryRow<BinaryOp::name>(evaluator, text, call);
+  TSL_BINARY_OPS(TSL_DEFINE_BINARY)
+#undef TSL_DEFINE_BINARY
+#define TSL_DEFINE_UNARY(name, text, mnemonic, flags, call, ...)                                   \
+  if (&call == &kUnaryCall) defineUnary(evaluator, text, UnaryOp::name);
   TSL_UNARY_OPS(TSL_DEFINE_UNARY)
 #undef TSL_DEFINE_UNARY
-
-  evaluator.defineBuiltin("gelu", 1, 3, [](CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {"approximate"});
-    UnaryOp op = UnaryOp::Gelu;
-    if (const Value* approx = kw.find("approximate")) {
-      if (approx->isKeyword() && approx->keyword().name() == "tanh") op = UnaryOp::GeluTanh;
-      else if (!(approx->isKeyword() && approx->keyword().name() == "none") && !approx->isNil())
-        fail(ErrorKind::Value, "gelu :approximate must be :tanh or :none");
-    }
-    return unaryCall(op, cx, kw.positional()[0]);
-  });
 
   evaluator.defineBuiltin("inc", 1, 1, [](CallContext& cx, Args args) {
     return binaryCall<BinaryOp::Add>(args[0], Value(Tensor::weakInt(1)), cx.span);
@@ -202,14 +191,6 @@ void registerNumericBuiltins(Evaluator& evaluator) {
     return makeKeyword(dtypeName(concreteDType(tensorArg(cx, args, 0).typeKey())));
   });
 
-  evaluator.defineBuiltin("astype", 2, 2, [](CallContext& cx, Args args) {
-    const Tensor& x = tensorArg(cx, args, 0);
-    const std::string& name = keywordArg(cx, args, 1).name();
-    const auto dtype = dtypeFromName(name);
-    if (!dtype)
-      fail(ErrorKind::Value, "unknown dtype :", name, " (dtypes: :bool :i32 :i64 :f16 :bf16 :f32 :f64)");
-    return Value(astype(x, *dtype));
-  });
 }
 
 } // namespace tsl::builtins

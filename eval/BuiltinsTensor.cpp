@@ -96,14 +96,14 @@ Value padTraced(const CallContext& cx, Args args) {
   std::vector<Value> plain(args.begin(), args.end());
   for (size_t i = 2; i + 1 < plain.size(); i += 2)
     if (plain[i].isKeyword() && plain[i].keyword().name() == "value") plain[i + 1] = Value(Tensor::weakInt(0));
-  const Value padded = runCall(cx, *parseOpCall(cx, "pad", plain));
+  const Value padded = runCall(cx, readOpCall(cx, OpKind::Pad, *opInfo(OpKind::Pad).call, plain));
   const Shape shape = staticShape(cx, args[0]);
   const Value inside = runCall(cx, OpCall{OpKind::Full, {}, FullAttrs{std::vector<int64_t>(shape.begin(), shape.end()),
                                                                       Number{true, 0, 0}, DType::Bool}});
   plain[0] = inside;
   for (size_t i = 2; i + 1 < plain.size(); i += 2)
     if (plain[i].isKeyword() && plain[i].keyword().name() == "value") plain[i + 1] = Value(Tensor::weakInt(1));
-  const Value border = runCall(cx, *parseOpCall(cx, "pad", plain));
+  const Value border = runCall(cx, readOpCall(cx, OpKind::Pad, *opInfo(OpKind::Pad).call, plain));
   const DType d = args[0].isTraced() ? tracedType(args[0]).dtype : args[0].tensor().dtype();
   const Value filler = call1(cx, OpKind::Cast, v, CastAttrs{d});
   const Value* operands[] = {&border, &filler, &padded};
@@ -124,33 +124,27 @@ Value rngKeyTraced(const CallContext& cx, Args args) {
   return runCall(cx, OpCall{OpKind::Stack, {operands[0], operands[1]}, AxisAttrs{0}});
 }
 
-/// Primitives whose attribute values (not shapes) may be known only when compiled code
-/// runs (LANGUAGE §6: jit compiles per signature, never per value): given a traced value
-/// there, each is written with other primitives. `traced` says which argument it is.
-struct TracedForm {
-  const char* name;
-  bool (*traced)(Args args);
-  Value (*lower)(const CallContext& cx, Args args);
-};
-bool keywordTraced(Args args, const char* keyword) {
-  for (size_t i = 0; i + 1 < args.size(); ++i)
-    if (args[i].isKeyword() && args[i].keyword().name() == keyword && args[i + 1].isTraced()) return true;
-  return false;
-}
-const TracedForm kTracedForms[] = {
-    {"full", [](Args a) { return a.size() >= 2 && a[1].isTraced(); }, fullTraced},
-    {"pad", [](Args a) { return keywordTraced(a, "value"); }, padTraced},
-    {"rng-key", [](Args a) { return !a.empty() && a[0].isTraced(); }, rngKeyTraced},
-};
+} // namespace
 
-/// Registers the primitive `name` as a builtin that parses and runs it.
-void definePrimitive(Evaluator& evaluator, const std::string& name) {
-  const TracedForm* traced = nullptr;
-  for (const TracedForm& form : kTracedForms)
-    if (name == form.name) traced = &form;
-  evaluator.defineBuiltin(name, 0, -1, [name, traced](CallContext& cx, Args args) {
-    if (traced && traced->traced(args)) return traced->lower(cx, args);
-    return runCall(cx, *parseOpCall(cx, name, args));
+TracedForm tracedForm(OpKind kind) {
+  switch (kind) {
+  case OpKind::Index: return getByTake;
+  case OpKind::Full: return fullTraced;
+  case OpKind::Pad: return padTraced;
+  case OpKind::RngKey: return rngKeyTraced;
+  default: return nullptr;
+  }
+}
+
+namespace {
+
+/// Registers the builtin a row (or an alias) is called by: it reads the call by its form
+/// and runs the operation, or lowers it by the row's traced form.
+void definePrimitive(Evaluator& evaluator, const CallName& n) {
+  evaluator.defineBuiltin(n.name, 0, -1, [&n](CallContext& cx, Args args) {
+    OpCall call = readOpCall(cx, n.kind, *n.form, args);
+    if (call.traced) return tracedForm(call.kind)(cx, args);
+    return runCall(cx, call);
   });
 }
 
@@ -193,20 +187,21 @@ void assertClose(const CallContext& cx, const Tensor& a, const Tensor& b, double
 } // namespace
 
 void registerTensorBuiltins(Evaluator& evaluator) {
-  for (const std::string& name : opCallNames()) {
-    const Var* existing = evaluator.core().find(name);
-    if (existing && existing->defined && name != "astype") continue; // elementwise fast paths
-    if (name == "get") continue;                                        // shared with maps, below
-    definePrimitive(evaluator, name);
+  // Every name a row or an alias is called by; the elementwise rows are already builtins
+  // with their fast paths (eval/BuiltinsNumeric.cpp), and get is shared with maps (below).
+  for (const CallName& n : callNames()) {
+    const Var* existing = evaluator.core().find(n.name);
+    if ((existing && existing->defined) || n.kind == OpKind::Index) continue;
+    definePrimitive(evaluator, n);
   }
 
   // get: indexing on tensors, lookup on maps and vectors.
   const Value lookup = evaluator.core().find("get")->value;
   evaluator.defineBuiltin("get", 2, -1, [lookup](CallContext& cx, Args args) {
     if ((args[0].isTensor() && !args[0].tensor().isScalar()) || args[0].isTraced()) {
-      if (std::any_of(args.begin() + 1, args.end(), [](const Value& v) { return v.isTraced(); }))
-        return getByTake(cx, args);
-      return runCall(cx, *parseOpCall(cx, "get", args));
+      OpCall call = readOpCall(cx, OpKind::Index, *opInfo(OpKind::Index).call, args);
+      if (call.traced) return getByTake(cx, args);
+      return runCall(cx, call);
     }
     if (args.size() > 3) fail(ErrorKind::Type, "wrong number of arguments to get: expected 2 to 3 for a map or vector");
     return cx.evaluator.apply(lookup, args, cx.span);

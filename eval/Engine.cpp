@@ -11,7 +11,7 @@
 #include "parser/Reader.h"
 #include "runtime/Interrupt.h"
 #include "runtime/Io.h"
-#include "runtime/OpDocs.h"
+#include "runtime/CallForms.h"
 #include "tsl/StackGuard.h"
 
 #include <algorithm>
@@ -320,10 +320,10 @@ std::string Engine::doc(std::string_view name) const {
     }
     return out + "\n  " + (var->doc.empty() ? "(no docstring)" : var->doc) + "\n";
   }
-  // A primitive: the operation table's entry.
-  for (const OpInfo& op : allOps())
-    if (name == op.name)
-      if (const OpDoc* d = opDoc(op.kind)) return cat(d->form, "\n  ", d->text, "\n");
+  // A primitive: its row (or alias) in the operation table.
+  for (const CallName& n : callNames())
+    if (name == n.name)
+      return cat(usageOf(n.name, *n.form), "\n  ", n.doc, *n.example ? cat("\n  e.g. ", n.example) : "", "\n");
   if (var && var->defined) {
     if (!var->doc.empty()) return cat(name, "\n  ", var->doc, "\n");
     if (var->value.isFunction())

@@ -1,15 +1,24 @@
-// eval/OpArgs.cpp — the calling convention of every primitive, read once.
+// eval/OpArgs.cpp — reading a primitive call's arguments: one reader per kind of argument,
+// none per operation.
+//
+// Each row of the operation table names its call form (runtime/CallForms.h): its arguments
+// in order, each a tensor operand or an attribute of some kind, positional or a keyword
+// option, with its default. readOpCall() applies a form to a call's arguments: splits off
+// the keyword options, checks the positional count against the form, reads each attribute
+// with the reader of its kind (or its default, read the same way) and lets the row's
+// builder make the attributes. Attribute values are read leniently where the language
+// invites it: a shape may be an integer, a vector of integers, or an integer tensor
+// literal such as [2 3].
 #include "eval/OpArgs.h"
 #include "eval/Tracer.h"
+#include "runtime/CallForms.h"
 
-#include <functional>
-#include <map>
+#include <cstdlib>
+#include <variant>
 
 namespace tsl::builtins {
 
 namespace {
-
-using Parser = std::function<OpCall(const CallContext&, Args)>;
 
 std::string shortPrint(const Value& v) {
   std::string text = printValue(v, true);
@@ -24,18 +33,7 @@ std::string shortPrint(const Value& v) {
        got.isNil() ? "" : " " + shortPrint(got));
 }
 
-const Value* tensorOperand(const CallContext& cx, Args args, size_t i) {
-  if (i >= args.size()) fail(ErrorKind::Type, cx.self.name(), ": missing tensor argument ", i + 1);
-  if (!args[i].isTensorLike()) badArgument(cx, i, "a tensor", args[i]);
-  return &args[i];
-}
 
-/// Exactly `n` positional arguments (the rest are keyword options).
-void expectPositional(const CallContext& cx, const KeywordArgs& kw, size_t n, std::string_view usage) {
-  if (kw.positional().size() != n)
-    fail(ErrorKind::Type, "wrong number of arguments to ", cx.self.name(), ": expected ", n, " before the options, got ",
-         kw.positional().size(), " (usage: ", usage, ")");
-}
 
 /// Elements of a vector or list argument (e.g. the tensors of concat).
 std::vector<const Value*> elements(const CallContext& cx, const Value& v, std::string_view what) {
@@ -58,10 +56,6 @@ std::array<int64_t, 2> readPair(const CallContext& cx, const Value& v, std::stri
   badAttr(cx, what, "an integer or a pair [h w]", v);
 }
 
-DType dtypeOption(const CallContext& cx, const KeywordArgs& kw, DType fallback) {
-  const Value* v = kw.find("dtype");
-  return v ? readDType(cx, *v) : fallback;
-}
 
 /// The dtype a fill value suggests: bool, i64 for integers, f32 for floats, or a strong
 /// scalar's own dtype.
@@ -94,349 +88,234 @@ SliceRange readRange(const CallContext& cx, const Value& v) {
   return range;
 }
 
-// ---- Conventions by family ----
-
-Parser unary(OpKind kind) {
-  return [kind](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {});
-    expectPositional(cx, kw, 1, "(op x)");
-    return OpCall{kind, {tensorOperand(cx, args, 0)}, NoAttrs{}};
-  };
+/// How errors name an argument: ":axis" for a keyword option, "the shape" for a
+/// positional one.
+std::string nameOf(const ArgSpec& a) {
+  return a.use == ArgUse::Keyword || a.use == ArgUse::RequiredKeyword ? cat(":", a.name) : cat("the ", a.name);
 }
 
-Parser binary(OpKind kind) {
-  return [kind](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {});
-    expectPositional(cx, kw, 2, "(op a b)");
-    return OpCall{kind, {tensorOperand(cx, args, 0), tensorOperand(cx, args, 1)}, NoAttrs{}};
-  };
+/// A layout keyword (:nhwc).
+Layout readLayout(const CallContext& cx, const Value& v, const ArgSpec& a) {
+  if (!v.isKeyword()) badAttr(cx, nameOf(a), "a keyword such as :nhwc", v);
+  const std::optional<Layout> layout = layoutFromKeyword(v.keyword().name());
+  if (!layout)
+    fail(ErrorKind::Value, cx.self.name(), ": unknown layout :", v.keyword().name(),
+         " (layouts: :row-major :nchw :nhwc :nc1hwc0 :fractal-z :fractal-nz)");
+  return *layout;
 }
 
-Parser reduction(OpKind kind) {
-  return [kind](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {"axis", "keepdims"});
-    expectPositional(cx, kw, 1, "(op x :axis a :keepdims b)");
-    ReduceAttrs attrs;
-    if (const Value* axis = kw.find("axis"); axis && !axis->isNil()) {
-      attrs.axes = readInts(cx, *axis, ":axis");
-      attrs.noAxes = attrs.axes.empty(); // :axis [] reduces nothing, as NumPy's axis=()
-    }
-    if (const Value* keep = kw.find("keepdims")) attrs.keepDims = readBool(cx, *keep, ":keepdims");
-    return OpCall{kind, {tensorOperand(cx, args, 0)}, attrs};
-  };
-}
-
-Parser axisOp(OpKind kind, int64_t defaultAxis) {
-  return [kind, defaultAxis](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {"axis"});
-    expectPositional(cx, kw, 1, "(op x :axis a)");
-    const Value* axis = kw.find("axis");
-    return OpCall{kind, {tensorOperand(cx, args, 0)}, AxisAttrs{axis ? readInt(cx, *axis, ":axis") : defaultAxis}};
-  };
-}
-
-Parser joining(OpKind kind) {
-  return [kind](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {"axis"});
-    expectPositional(cx, kw, 1, "(op [a b ...] :axis 0)");
-    OpCall call{kind, {}, NoAttrs{}, {}};
-    if (args[0].isNonScalarTensor()) {
-      // A tensor is the sequence of its slices along the first axis (LANGUAGE.md §4).
-      call.owned = sequenceItems(args[0]);
-      for (const Value& slice : call.owned) call.operands.push_back(&slice);
-    } else {
-      call.operands = elements(cx, args[0], "the tensors to join");
-    }
-    if (call.operands.empty()) fail(ErrorKind::Value, cx.self.name(), " needs at least one tensor");
-    for (const Value* v : call.operands)
-      if (!v->isTensorLike()) badAttr(cx, "every element", "a tensor", *v);
-    const Value* axis = kw.find("axis");
-    call.attrs = AxisAttrs{axis ? readInt(cx, *axis, ":axis") : 0};
-    return call;
-  };
-}
-
-Parser pooling(OpKind kind) {
-  return [kind](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {"kernel", "stride", "padding"});
-    expectPositional(cx, kw, 1, "(op x :kernel k :stride s :padding p)");
-    const Value* kernel = kw.find("kernel");
-    if (!kernel) fail(ErrorKind::Type, cx.self.name(), " needs :kernel (an integer or [kh kw])");
-    Pool2dAttrs attrs;
-    attrs.kernel = readPair(cx, *kernel, ":kernel");
-    attrs.stride = attrs.kernel; // PyTorch's default: the window does not overlap
-    if (const Value* stride = kw.find("stride")) attrs.stride = readPair(cx, *stride, ":stride");
-    if (const Value* padding = kw.find("padding")) attrs.padding = readPair(cx, *padding, ":padding");
-    return OpCall{kind, {tensorOperand(cx, args, 0)}, attrs};
-  };
-}
-
-Parser filled(Number value) {
-  return [value](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {"dtype"});
-    expectPositional(cx, kw, 1, "(op shape :dtype d)");
-    return OpCall{OpKind::Full, {}, FullAttrs{readInts(cx, args[0], "the shape"), value, dtypeOption(cx, kw, DType::F32)}};
-  };
-}
-
-Parser filledLike(Number value) {
-  return [value](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {"dtype"});
-    expectPositional(cx, kw, 1, "(op x :dtype d)");
-    const Value& v = *tensorOperand(cx, args, 0);
-    if (v.isTraced() && !tracedType(v).concrete())
-      fail(ErrorKind::Type, "jit: ", cx.self.name(), " of a tensor of symbolic shape ", tracedType(v).str());
-    const Shape xs = v.isTraced() ? tracedType(v).shape() : v.tensor().shape();
-    std::vector<int64_t> shape(xs.begin(), xs.end());
-    return OpCall{OpKind::Full, {}, FullAttrs{shape, value, dtypeOption(cx, kw, dtypeOfValue(args[0]))}};
-  };
-}
-
-std::map<std::string, Parser, std::less<>> buildParsers() {
-  std::map<std::string, Parser, std::less<>> p;
-#define TSL_BINARY_PARSER(name, text, mnemonic, ...) p[text] = binary(OpKind::name);
-  TSL_BINARY_OPS(TSL_BINARY_PARSER)
-#undef TSL_BINARY_PARSER
-#define TSL_UNARY_PARSER(name, text, mnemonic, ...) p[text] = unary(OpKind::name);
-  TSL_UNARY_OPS(TSL_UNARY_PARSER)
-#undef TSL_UNARY_PARSER
-  p.erase("gelu-tanh"); // reached as (gelu x :approximate :tanh)
-  p["gelu"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {"approximate"});
-    expectPositional(cx, kw, 1, "(gelu x :approximate :tanh)");
-    OpKind kind = OpKind::Gelu;
-    if (const Value* approx = kw.find("approximate"); approx && !approx->isNil()) {
-      if (!approx->isKeyword() || (approx->keyword().name() != "tanh" && approx->keyword().name() != "none"))
-        badAttr(cx, ":approximate", ":tanh or :none", *approx);
-      if (approx->keyword().name() == "tanh") kind = OpKind::GeluTanh;
-    }
-    return OpCall{kind, {tensorOperand(cx, args, 0)}, NoAttrs{}};
-  };
-  p["where"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 3, {});
-    expectPositional(cx, kw, 3, "(where cond a b)");
-    return OpCall{OpKind::Where, {tensorOperand(cx, args, 0), tensorOperand(cx, args, 1), tensorOperand(cx, args, 2)}, NoAttrs{}};
-  };
-  p["clip"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 3, {});
-    expectPositional(cx, kw, 3, "(clip x lo hi)");
-    return OpCall{OpKind::Clip, {tensorOperand(cx, args, 0), tensorOperand(cx, args, 1), tensorOperand(cx, args, 2)}, NoAttrs{}};
-  };
-  p["astype"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {});
-    expectPositional(cx, kw, 2, "(astype x :f16)");
-    return OpCall{OpKind::Cast, {tensorOperand(cx, args, 0)}, CastAttrs{readDType(cx, args[1])}};
-  };
-  p["to-layout"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {});
-    expectPositional(cx, kw, 2, "(to-layout x :nhwc)");
-    if (!args[1].isKeyword()) badAttr(cx, "the layout", "a keyword such as :nhwc", args[1]);
-    const std::optional<Layout> layout = layoutFromKeyword(args[1].keyword().name());
-    if (!layout)
-      fail(ErrorKind::Value, "to-layout: unknown layout :", args[1].keyword().name(),
-           " (layouts: :row-major :nchw :nhwc :nc1hwc0 :fractal-z :fractal-nz)");
-    return OpCall{OpKind::Transdata, {tensorOperand(cx, args, 0)}, LayoutAttrs{*layout}};
-  };
-  p["sum"] = reduction(OpKind::Sum);
-  p["mean"] = reduction(OpKind::Mean);
-  p["prod"] = reduction(OpKind::Prod);
-  p["max"] = reduction(OpKind::Max);
-  p["min"] = reduction(OpKind::Min);
-  p["argmax"] = reduction(OpKind::ArgMax);
-  p["argmin"] = reduction(OpKind::ArgMin);
-  p["logsumexp"] = reduction(OpKind::LogSumExp);
-  p["reshape"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {});
-    expectPositional(cx, kw, 2, "(reshape x shape)");
-    return OpCall{OpKind::Reshape, {tensorOperand(cx, args, 0)}, ShapeAttrs{readInts(cx, args[1], "the shape")}};
-  };
-  p["flatten"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {});
-    expectPositional(cx, kw, 1, "(flatten x)");
-    return OpCall{OpKind::Reshape, {tensorOperand(cx, args, 0)}, ShapeAttrs{{-1}}};
-  };
-  p["transpose"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {});
-    if (kw.positional().size() > 2) expectPositional(cx, kw, 2, "(transpose x) or (transpose x [1 0 2])");
-    PermAttrs attrs;
-    if (kw.positional().size() == 2) attrs.perm = readInts(cx, args[1], "the permutation");
-    return OpCall{OpKind::Transpose, {tensorOperand(cx, args, 0)}, attrs};
-  };
-  p["broadcast-to"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {});
-    expectPositional(cx, kw, 2, "(broadcast-to x shape)");
-    return OpCall{OpKind::BroadcastTo, {tensorOperand(cx, args, 0)}, ShapeAttrs{readInts(cx, args[1], "the shape")}};
-  };
-  p["expand-dims"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {});
-    expectPositional(cx, kw, 2, "(expand-dims x axis)");
-    return OpCall{OpKind::ExpandDims, {tensorOperand(cx, args, 0)}, AxisAttrs{readInt(cx, args[1], "the axis")}};
-  };
-  p["squeeze"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {"axis"});
-    if (kw.positional().size() > 2) expectPositional(cx, kw, 2, "(squeeze x) or (squeeze x axis)");
-    AxesAttrs attrs;
-    const Value* axes = kw.positional().size() == 2 ? &args[1] : kw.find("axis");
-    if (axes) {
-      attrs.axes = readInts(cx, *axes, "the axes");
-      attrs.noAxes = attrs.axes.empty();
-    }
-    return OpCall{OpKind::Squeeze, {tensorOperand(cx, args, 0)}, attrs};
-  };
-  p["slice"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {});
-    expectPositional(cx, kw, 2, "(slice x [[start stop] ...])");
-    SliceAttrs attrs;
-    const Value& ranges = args[1];
-    if (ranges.isTensor() && ranges.tensor().rank() == 2) {
-      for (const Value& row : sequenceItems(ranges)) attrs.ranges.push_back(readRange(cx, row));
-    } else {
-      for (const Value* item : elements(cx, ranges, "the ranges")) attrs.ranges.push_back(readRange(cx, *item));
-    }
-    return OpCall{OpKind::Slice, {tensorOperand(cx, args, 0)}, attrs};
-  };
-  p["get"] = [](const CallContext& cx, Args args) {
-    IndexAttrs attrs;
-    for (size_t i = 1; i < args.size(); ++i) attrs.indices.push_back(readOptionalInt(cx, args[i], "an index"));
-    return OpCall{OpKind::Index, {tensorOperand(cx, args, 0)}, attrs};
-  };
-  p["concat"] = joining(OpKind::Concat);
-  p["stack"] = joining(OpKind::Stack);
-  p["pad"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {"value"});
-    expectPositional(cx, kw, 2, "(pad x [[before after] ...] :value 0)");
-    PadAttrs attrs;
-    const std::vector<Value> rows = sequenceItems(args[1]);
-    const bool flatPair = rows.size() == 2 && rows[0].isTensor() && rows[0].tensor().isScalar();
-    if (flatPair) { // [before after]: one pair for every axis
-      const std::vector<int64_t> pair = readInts(cx, args[1], "a pad width");
-      attrs.widths.push_back({pair[0], pair[1]});
-    }
-    for (const Value& row : flatPair ? std::vector<Value>{} : rows) {
-      const std::vector<int64_t> pair = readInts(cx, row, "a pad width");
-      if (pair.size() != 2) badAttr(cx, "a pad width", "[before after]", row);
-      attrs.widths.push_back({pair[0], pair[1]});
-    }
-    if (const Value* value = kw.find("value")) attrs.value = readNumber(cx, *value, ":value").asDouble();
-    return OpCall{OpKind::Pad, {tensorOperand(cx, args, 0)}, attrs};
-  };
-  p["take"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {"axis"});
-    expectPositional(cx, kw, 2, "(take x indices :axis 0)");
-    const Value* axis = kw.find("axis");
-    return OpCall{OpKind::Take, {tensorOperand(cx, args, 0), tensorOperand(cx, args, 1)},
-                  AxisAttrs{axis ? readInt(cx, *axis, ":axis") : 0}};
-  };
-  p["one-hot"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {});
-    expectPositional(cx, kw, 2, "(one-hot labels n)");
-    return OpCall{OpKind::OneHot, {tensorOperand(cx, args, 0)}, CountAttrs{readInt(cx, args[1], "the number of classes")}};
-  };
-  p["matmul"] = binary(OpKind::MatMul);
-  p["@"] = binary(OpKind::MatMul);
-  p["dot"] = binary(OpKind::Dot);
-  p["einsum"] = [](const CallContext& cx, Args args) {
-    if (args.empty() || !args[0].isString()) fail(ErrorKind::Type, "einsum expects a spec string first: (einsum \"ij,jk->ik\" a b)");
-    OpCall call{OpKind::Einsum, {}, EinsumAttrs{args[0].string().text()}};
-    for (size_t i = 1; i < args.size(); ++i) call.operands.push_back(tensorOperand(cx, args, i));
-    if (call.operands.empty()) fail(ErrorKind::Type, "einsum needs at least one tensor");
-    return call;
-  };
-  p["conv2d"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {"stride", "padding"});
-    expectPositional(cx, kw, 2, "(conv2d x w :stride s :padding p)");
-    Conv2dAttrs attrs;
-    if (const Value* stride = kw.find("stride")) attrs.stride = readPair(cx, *stride, ":stride");
-    if (const Value* padding = kw.find("padding")) attrs.padding = readPair(cx, *padding, ":padding");
-    return OpCall{OpKind::Conv2d, {tensorOperand(cx, args, 0), tensorOperand(cx, args, 1)}, attrs};
-  };
-  p["max-pool2d"] = pooling(OpKind::MaxPool2d);
-  p["avg-pool2d"] = pooling(OpKind::AvgPool2d);
-  p["softmax"] = axisOp(OpKind::Softmax, -1);
-  p["log-softmax"] = axisOp(OpKind::LogSoftmax, -1);
-  p["layer-norm"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {"axis", "eps"});
-    expectPositional(cx, kw, 1, "(layer-norm x :axis -1 :eps 1e-5)");
-    NormAttrs attrs;
-    if (const Value* axis = kw.find("axis")) attrs.axis = readInt(cx, *axis, ":axis");
-    if (const Value* eps = kw.find("eps")) attrs.eps = readNumber(cx, *eps, ":eps").asDouble();
-    return OpCall{OpKind::LayerNorm, {tensorOperand(cx, args, 0)}, attrs};
-  };
-  p["cross-entropy"] = binary(OpKind::CrossEntropy);
-  p["mse"] = binary(OpKind::Mse);
-  p["zeros"] = filled(Number{true, 0, 0});
-  p["ones"] = filled(Number{true, 1, 0});
-  p["zeros-like"] = filledLike(Number{true, 0, 0});
-  p["ones-like"] = filledLike(Number{true, 1, 0});
-  p["full"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {"dtype"});
-    expectPositional(cx, kw, 2, "(full shape value :dtype d)");
-    if (!args[1].isTensor() || !args[1].tensor().isScalar()) badAttr(cx, "the value", "a number", args[1]);
-    return OpCall{OpKind::Full, {},
-                  FullAttrs{readInts(cx, args[0], "the shape"), readNumber(cx, args[1], "the value"),
-                            dtypeOption(cx, kw, dtypeOfValue(args[1]))}};
-  };
-  p["arange"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {"dtype"});
-    const size_t n = kw.positional().size();
-    if (n < 1 || n > 3) expectPositional(cx, kw, 1, "(arange n), (arange start stop) or (arange start stop step)");
-    ArangeAttrs attrs;
-    attrs.start = n > 1 ? readNumber(cx, args[0], "start") : Number{true, 0, 0};
-    attrs.stop = readNumber(cx, args[n > 1 ? 1 : 0], "stop");
-    attrs.step = n > 2 ? readNumber(cx, args[2], "step") : Number{true, 1, 0};
-    const bool integral = attrs.start.isInt && attrs.stop.isInt && attrs.step.isInt;
-    attrs.dtype = dtypeOption(cx, kw, integral ? DType::I64 : DType::F32);
-    return OpCall{OpKind::Arange, {}, attrs};
-  };
-  p["linspace"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 3, {"dtype"});
-    expectPositional(cx, kw, 3, "(linspace start stop num)");
-    return OpCall{OpKind::Linspace, {},
-                  LinspaceAttrs{readNumber(cx, args[0], "start").asDouble(), readNumber(cx, args[1], "stop").asDouble(),
-                                readInt(cx, args[2], "num"), dtypeOption(cx, kw, DType::F32)}};
-  };
-  p["eye"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {"dtype"});
-    const size_t n = kw.positional().size();
-    if (n < 1 || n > 2) expectPositional(cx, kw, 1, "(eye n) or (eye n m)");
-    const int64_t rows = readInt(cx, args[0], "n");
-    return OpCall{OpKind::Eye, {}, EyeAttrs{rows, n == 2 ? readInt(cx, args[1], "m") : rows, dtypeOption(cx, kw, DType::F32)}};
-  };
-  p["rng-key"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 1, {});
-    expectPositional(cx, kw, 1, "(rng-key seed)");
-    return OpCall{OpKind::RngKey, {}, SeedAttrs{readInt(cx, args[0], "the seed")}};
-  };
-  p["rng-split"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 2, {});
-    expectPositional(cx, kw, 2, "(rng-split key n)");
-    return OpCall{OpKind::RngSplit, {tensorOperand(cx, args, 0)}, CountAttrs{readInt(cx, args[1], "the number of keys")}};
-  };
-  for (const auto& [name, kind] : {std::pair{"rand", OpKind::RandUniform}, std::pair{"randn", OpKind::RandNormal}}) {
-    p[name] = [kind](const CallContext& cx, Args args) {
-      KeywordArgs kw(cx, args, 2, {"dtype"});
-      expectPositional(cx, kw, 2, "(rand key shape :dtype d)");
-      return OpCall{kind, {tensorOperand(cx, args, 0)},
-                    RandomAttrs{readInts(cx, args[1], "the shape"), dtypeOption(cx, kw, DType::F32)}};
-    };
+/// One of the keywords a Choice lists.
+std::string readChoice(const CallContext& cx, const Value& v, const ArgSpec& a) {
+  std::string expected;
+  for (std::string_view rest = a.choices; !rest.empty();) {
+    const size_t space = rest.find(' ');
+    expected += cat(expected.empty() ? "" : " or ", ":", rest.substr(0, space));
+    if (v.isKeyword() && v.keyword().name() == rest.substr(0, space)) return v.keyword().name();
+    rest = space == std::string_view::npos ? std::string_view() : rest.substr(space + 1);
   }
-  p["dropout"] = [](const CallContext& cx, Args args) {
-    KeywordArgs kw(cx, args, 3, {});
-    expectPositional(cx, kw, 3, "(dropout key x rate)");
-    return OpCall{OpKind::Dropout, {tensorOperand(cx, args, 0), tensorOperand(cx, args, 1)},
-                  RateAttrs{readNumber(cx, args[2], "the rate").asDouble()}};
-  };
-  // (stop-gradient x): x, through which no derivative flows (LANGUAGE.md §5).
-  p["stop-gradient"] = unary(OpKind::StopGradient);
-  return p;
+  if (v.isNil()) return std::string(a.choices).substr(0, std::string_view(a.choices).find(' ')); // the first
+  if (v.isKeyword()) fail(ErrorKind::Value, cx.self.name(), ": ", nameOf(a), " must be ", expected, ", got :", v.keyword().name());
+  badAttr(cx, nameOf(a), expected, v);
 }
 
-const std::map<std::string, Parser, std::less<>>& parsers() {
-  static const auto instance = buildParsers();
-  return instance;
+/// Pad widths: [before after] for every axis, or one pair per axis.
+std::vector<std::array<int64_t, 2>> readWidths(const CallContext& cx, const Value& v, const ArgSpec& a) {
+  std::vector<std::array<int64_t, 2>> widths;
+  const std::vector<Value> rows = sequenceItems(v);
+  const bool flatPair = rows.size() == 2 && rows[0].isTensor() && rows[0].tensor().isScalar();
+  if (flatPair) {
+    const std::vector<int64_t> pair = readInts(cx, v, "a pad width");
+    widths.push_back({pair[0], pair[1]});
+    return widths;
+  }
+  for (const Value& row : rows) {
+    const std::vector<int64_t> pair = readInts(cx, row, "a pad width");
+    if (pair.size() != 2) badAttr(cx, nameOf(a), "[before after] per axis", row);
+    widths.push_back({pair[0], pair[1]});
+  }
+  return widths;
+}
+
+/// Slice ranges: one per axis, from a vector (or an integer tensor of rank 2).
+std::vector<SliceRange> readRanges(const CallContext& cx, const Value& v, const ArgSpec& a) {
+  std::vector<SliceRange> ranges;
+  if (v.isTensor() && v.tensor().rank() == 2) {
+    for (const Value& row : sequenceItems(v)) ranges.push_back(readRange(cx, row));
+  } else {
+    for (const Value* item : elements(cx, v, nameOf(a))) ranges.push_back(readRange(cx, *item));
+  }
+  return ranges;
+}
+
+/// The shape (and, in `source`, the dtype) of a tensor whose shape is what is read.
+std::vector<int64_t> readShapeOf(const CallContext& cx, const Value& v, DType& source) {
+  if (!v.isTensorLike()) badArgument(cx, 0, "a tensor", v);
+  if (v.isTraced() && !tracedType(v).concrete())
+    fail(ErrorKind::Type, "jit: ", cx.self.name(), " of a tensor of symbolic shape ", tracedType(v).str());
+  const Shape shape = v.isTraced() ? tracedType(v).shape() : v.tensor().shape();
+  source = dtypeOfValue(v);
+  return {shape.begin(), shape.end()};
+}
+
+/// An attribute argument of `a`'s kind, read from v (nil where the argument may be absent
+/// is absence).
+ArgValue readValue(const CallContext& cx, const ArgSpec& a, const Value& v, DType& source) {
+  // nil leaves out an argument whose default is nil or the builder's choice.
+  const bool mayBeNil = (a.use == ArgUse::Optional || a.use == ArgUse::Keyword) &&
+                        (!a.fallback || std::string_view(a.fallback) == "nil");
+  if (v.isNil() && mayBeNil && a.kind != ArgKind::Bool && a.kind != ArgKind::Choice) return std::monostate{};
+  switch (a.kind) {
+  case ArgKind::Int: return readInt(cx, v, nameOf(a));
+  case ArgKind::Ints: return readInts(cx, v, nameOf(a));
+  case ArgKind::Pair: return readPair(cx, v, nameOf(a));
+  case ArgKind::Number:
+    if (v.isTensor()) source = dtypeOfValue(v);
+    return readNumber(cx, v, nameOf(a));
+  case ArgKind::Bool: return readBool(cx, v, nameOf(a));
+  case ArgKind::DType: return readDType(cx, v);
+  case ArgKind::Layout: return readLayout(cx, v, a);
+  case ArgKind::Choice: return readChoice(cx, v, a);
+  case ArgKind::String:
+    if (!v.isString()) badAttr(cx, nameOf(a), "a string", v);
+    return v.string().text();
+  case ArgKind::Ranges: return readRanges(cx, v, a);
+  case ArgKind::Widths: return readWidths(cx, v, a);
+  case ArgKind::ShapeOf: return readShapeOf(cx, v, source);
+  case ArgKind::Tensor:
+  case ArgKind::Tensors:
+  case ArgKind::MoreTensors:
+  case ArgKind::Indices: break; // read by readOpCall itself
+  }
+  fail(ErrorKind::Internal, cx.self.name(), ": no reader for argument ", a.name);
+}
+
+/// A default as a call form writes it ("-1", "1e-5", "false", ":f32", "nil"), read as
+/// the value it writes.
+ArgValue readFallback(const ArgSpec& a) {
+  const std::string_view text = a.fallback;
+  if (text == "nil") return std::monostate{};
+  const std::string owned(text);
+  switch (a.kind) {
+  case ArgKind::Int: return static_cast<int64_t>(std::strtoll(owned.c_str(), nullptr, 10));
+  case ArgKind::Ints: return std::vector<int64_t>{std::strtoll(owned.c_str(), nullptr, 10)};
+  case ArgKind::Pair: {
+    const int64_t k = std::strtoll(owned.c_str(), nullptr, 10);
+    return std::array<int64_t, 2>{k, k};
+  }
+  case ArgKind::Number:
+    if (text.find_first_of(".eE") == std::string_view::npos) return Number{true, std::strtoll(owned.c_str(), nullptr, 10), 0};
+    return Number{false, 0, std::strtod(owned.c_str(), nullptr)};
+  case ArgKind::Bool: return text == "true";
+  case ArgKind::DType: return *dtypeFromName(text.substr(1));
+  case ArgKind::Layout: return *layoutFromKeyword(text.substr(1));
+  case ArgKind::Choice: return std::string(text.substr(1));
+  default: break;
+  }
+  fail(ErrorKind::Internal, "a call form's default \"", text, "\" for ", a.name, " cannot be read");
 }
 
 } // namespace
+
+OpCall readOpCall(const CallContext& cx, OpKind self, const CallForm& form, Args args) {
+  TSL_ASSERT(form.build, "readOpCall: ", opInfo(self).name, " is not called from TSL");
+  const std::span<const ArgSpec> specs = form.args;
+  size_t required = 0, optional = 0;
+  bool rest = false; // the last positional argument takes every remaining one
+  std::vector<std::string_view> keywords;
+  for (const ArgSpec& a : specs) {
+    if (a.use == ArgUse::Required) ++required;
+    if (a.use == ArgUse::Optional) ++optional;
+    if (a.use != ArgUse::Required) keywords.push_back(a.name);
+    rest |= a.kind == ArgKind::MoreTensors || a.kind == ArgKind::Indices;
+  }
+  const std::string_view name = cx.self.name();
+  KeywordArgs kw(cx, args, required, keywords);
+  const Args positional = kw.positional();
+  if (positional.size() < required || (!rest && positional.size() > required + optional)) {
+    const std::string count = optional ? cat(required, " to ", required + optional)
+                              : rest   ? cat("at least ", required)
+                                       : cat(required);
+    fail(ErrorKind::Type, "wrong number of arguments to ", name, ": expected ", count, " before the options, got ",
+         positional.size(), " (usage: ", usageOf(name, form), ")");
+  }
+  OpCall call{self, {}, NoAttrs{}, {}};
+  std::vector<ArgValue> values(specs.size());
+  DType source = DType::F32;
+  size_t next = 0; // the next positional argument
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const ArgSpec& a = specs[i];
+    const bool isPositional = a.use == ArgUse::Required || (a.use == ArgUse::Optional && next < positional.size());
+    const Value* v = isPositional ? &positional[next++] : kw.find(a.name);
+    switch (a.kind) {
+    case ArgKind::Tensor:
+      if (!v->isTensorLike()) badArgument(cx, next - 1, "a tensor", *v);
+      call.operands.push_back(v);
+      continue;
+    case ArgKind::Tensors:
+      if (v->isNonScalarTensor()) {
+        // A tensor is the sequence of its slices along the first axis (docs/language.md).
+        call.owned = sequenceItems(*v);
+        for (const Value& slice : call.owned) call.operands.push_back(&slice);
+      } else {
+        call.operands = elements(cx, *v, nameOf(a));
+      }
+      if (call.operands.empty()) fail(ErrorKind::Value, name, " needs at least one tensor");
+      for (const Value* t : call.operands)
+        if (!t->isTensorLike()) badAttr(cx, "every element", "a tensor", *t);
+      continue;
+    case ArgKind::MoreTensors:
+      for (--next; next < positional.size(); ++next) {
+        if (!positional[next].isTensorLike()) badArgument(cx, next, "a tensor", positional[next]);
+        call.operands.push_back(&positional[next]);
+      }
+      if (call.operands.empty()) fail(ErrorKind::Type, name, " needs at least one tensor (usage: ", usageOf(name, form), ")");
+      continue;
+    case ArgKind::Indices: {
+      std::vector<std::optional<int64_t>> indices;
+      for (--next; next < positional.size(); ++next) {
+        if (positional[next].isTraced() && a.traced) {
+          call.traced = true;
+          indices.push_back(0);
+          continue;
+        }
+        indices.push_back(readOptionalInt(cx, positional[next], "an index"));
+      }
+      values[i] = std::move(indices);
+      continue;
+    }
+    default: break;
+    }
+    if (!v) {
+      if (a.use == ArgUse::RequiredKeyword)
+        fail(ErrorKind::Type, name, " needs :", a.name, " (usage: ", usageOf(name, form), ")");
+      if (a.fallback) values[i] = readFallback(a);
+      continue;
+    }
+    if (v->isTraced() && a.kind != ArgKind::ShapeOf) {
+      if (!a.traced) badAttr(cx, nameOf(a), "", *v); // must be known when compiling
+      call.traced = true; // the row's traced form reads this call (eval/BuiltinsTensor.cpp)
+      continue;
+    }
+    values[i] = readValue(cx, a, *v, source);
+  }
+  if (call.traced) return call;
+  BuiltCall built = [&] {
+    try {
+      return form.build(self, ArgValues(std::move(values), source));
+    } catch (const std::bad_variant_access&) { // a builder asked for a value of another kind
+      fail(ErrorKind::Internal, name, ": its call form's builder read an argument of another kind");
+    }
+  }();
+  call.kind = built.kind;
+  call.attrs = std::move(built.attrs);
+  return call;
+}
+
+std::optional<OpCall> parseOpCall(const CallContext& cx, std::string_view name, Args args) {
+  for (const CallName& n : callNames())
+    if (name == n.name) return readOpCall(cx, n.kind, *n.form, args);
+  return std::nullopt;
+}
 
 int64_t readInt(const CallContext& cx, const Value& v, std::string_view what) {
   if (!v.isTensor() || !v.tensor().isScalar() || isFloat(v.tensor().dtype())) badAttr(cx, what, "an integer", v);
@@ -480,22 +359,6 @@ bool readBool(const CallContext& cx, const Value& v, std::string_view what) {
   if (v.isNil()) return false;
   if (!v.isTensor() || !v.tensor().isScalar() || !isBool(v.tensor().dtype())) badAttr(cx, what, "true or false", v);
   return v.tensor().isNonZero();
-}
-
-std::optional<OpCall> parseOpCall(const CallContext& cx, std::string_view name, Args args) {
-  const auto& table = parsers();
-  auto it = table.find(name);
-  if (it == table.end()) return std::nullopt;
-  return it->second(cx, args);
-}
-
-const std::vector<std::string>& opCallNames() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const auto& [name, parser] : parsers()) out.push_back(name);
-    return out;
-  }();
-  return names;
 }
 
 } // namespace tsl::builtins

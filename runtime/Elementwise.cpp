@@ -30,12 +30,12 @@ const char* const kUnaryNames[] = {
 
 /// Each operation's flags, from its row (runtime/Elementwise.h).
 constexpr uint32_t kBinaryFlags[] = {
-#define TSL_FLAGS(name, text, mnemonic, flags) flags,
+#define TSL_FLAGS(name, text, mnemonic, flags, ...) flags,
     TSL_BINARY_OPS(TSL_FLAGS)
 #undef TSL_FLAGS
 };
 constexpr uint32_t kUnaryFlags[] = {
-#define TSL_FLAGS(name, text, mnemonic, flags) flags,
+#define TSL_FLAGS(name, text, mnemonic, flags, ...) flags,
     TSL_UNARY_OPS(TSL_FLAGS)
 #undef TSL_FLAGS
 };

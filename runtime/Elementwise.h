@@ -10,55 +10,83 @@
 
 namespace tsl {
 
-/// Each operation: its enumerator, its TSL name, its IR mnemonic, its flags
-/// (runtime/OpTraits.h). Every elementwise operation takes no attributes, fuses as
-/// Elementwise and is layout Agnostic (runtime/Ops.h completes its row).
-#define TSL_BINARY_OPS(X)                                                                          \
-  X(Add, "+", "add", kCommutative | kZeroAtZero | kBitExact)                                       \
-  X(Sub, "-", "sub", kZeroAtZero | kBitExact)                                                      \
-  X(Mul, "*", "mul", kCommutative | kZeroAtZero | kBitExact)                                       \
-  X(Div, "/", "div", kFloatOnly | kBitExact)                                                       \
-  X(FloorDiv, "floordiv", "floordiv", kBitExact)                                                   \
-  X(Mod, "mod", "mod", kBitExact)                                                                  \
-  X(Pow, "pow", "pow", kFiniteAtZero)                                                              \
-  X(Maximum, "maximum", "maximum", kCommutative | kZeroAtZero | kBitExact)                         \
-  X(Minimum, "minimum", "minimum", kCommutative | kZeroAtZero | kBitExact)                         \
-  X(Less, "<", "less", kBoolResult | kZeroAtZero | kBitExact)                                      \
-  X(LessEqual, "<=", "less_equal", kBoolResult | kFiniteAtZero | kBitExact)                        \
-  X(Greater, ">", "greater", kBoolResult | kZeroAtZero | kBitExact)                                \
-  X(GreaterEqual, ">=", "greater_equal", kBoolResult | kFiniteAtZero | kBitExact)                  \
-  X(Equal, "==", "equal", kCommutative | kBoolResult | kFiniteAtZero | kBitExact)                  \
-  X(NotEqual, "!=", "not_equal", kCommutative | kBoolResult | kZeroAtZero | kBitExact)             \
-  X(LogicalAnd, "logical-and", "logical_and", kCommutative | kBoolResult | kZeroAtZero | kBitExact) \
-  X(LogicalOr, "logical-or", "logical_or", kCommutative | kBoolResult | kZeroAtZero | kBitExact)
+/// Each operation's row: its enumerator, its TSL name, its IR mnemonic, its flags
+/// (runtime/OpTraits.h), its call form (runtime/CallForms.h), what it computes and an
+/// example (its printed result after "; ", checked by a test). Every elementwise operation
+/// takes no attributes, fuses as Elementwise and is layout Agnostic (runtime/Ops.h
+/// completes its row); its arithmetic is one functor of ElementwiseFunctors.h.
+#define TSL_BINARY_OPS(X)                                                                                                   \
+  X(Add, "+", "add", kCommutative | kZeroAtZero | kBitExact, kAddCall,                                                      \
+    "Sum, elementwise, broadcasting; variadic; leaf by leaf between two trees of one structure.",                           \
+    "(+ [1 2] 10) ; i64[2] [11 12]")                                                                                        \
+  X(Sub, "-", "sub", kZeroAtZero | kBitExact, kSubCall, "Difference, elementwise, broadcasting; (- a) negates.",             \
+    "(- [5 7] [1 2]) ; i64[2] [4 5]")                                                                                       \
+  X(Mul, "*", "mul", kCommutative | kZeroAtZero | kBitExact, kMulCall, "Product, elementwise, broadcasting; variadic.",      \
+    "(* [1 2] [3 4]) ; i64[2] [3 8]")                                                                                       \
+  X(Div, "/", "div", kFloatOnly | kBitExact, kDivCall,                                                                      \
+    "Quotient, elementwise, broadcasting; integers are promoted to floats; (/ a) inverts.", "(/ [1 2] 4) ; f32[2] [0.25 0.5]") \
+  X(FloorDiv, "floordiv", "floordiv", kBitExact, kBinaryCall,                                                               \
+    "Quotient rounded toward -inf; integer division by zero gives 0.", "(floordiv [7 -7] 2) ; i64[2] [3 -4]")              \
+  X(Mod, "mod", "mod", kBitExact, kBinaryCall, "Remainder with the sign of b (a - b·floordiv(a, b)); by zero gives 0.",      \
+    "(mod [7 -7] 3) ; i64[2] [1 2]")                                                                                        \
+  X(Pow, "pow", "pow", kFiniteAtZero, kBinaryCall, "a raised to the power b, elementwise.", "(pow [2.0 3.0] 2) ; f32[2] [4 9]") \
+  X(Maximum, "maximum", "maximum", kCommutative | kZeroAtZero | kBitExact, kBinaryCall,                                     \
+    "The larger of a and b, elementwise (NaN propagates).", "(maximum [1 5] [3 2]) ; i64[2] [3 5]")                         \
+  X(Minimum, "minimum", "minimum", kCommutative | kZeroAtZero | kBitExact, kBinaryCall,                                     \
+    "The smaller of a and b, elementwise (NaN propagates).", "(minimum [1 5] [3 2]) ; i64[2] [1 2]")                        \
+  X(Less, "<", "less", kBoolResult | kZeroAtZero | kBitExact, kChainCall,                                                   \
+    "a < b elementwise: a :bool tensor; more operands compare scalars pairwise.", "(< [1 2 3] 2) ; bool[3] [true false false]") \
+  X(LessEqual, "<=", "less_equal", kBoolResult | kFiniteAtZero | kBitExact, kChainCall,                                     \
+    "a <= b elementwise: a :bool tensor; more operands compare scalars pairwise.", "(<= 1 2 2) ; true")                     \
+  X(Greater, ">", "greater", kBoolResult | kZeroAtZero | kBitExact, kChainCall,                                             \
+    "a > b elementwise: a :bool tensor; more operands compare scalars pairwise.", "(> [1 2 3] 2) ; bool[3] [false false true]") \
+  X(GreaterEqual, ">=", "greater_equal", kBoolResult | kFiniteAtZero | kBitExact, kChainCall,                               \
+    "a >= b elementwise: a :bool tensor; more operands compare scalars pairwise.", "(>= 3 2 2) ; true")                     \
+  X(Equal, "==", "equal", kCommutative | kBoolResult | kFiniteAtZero | kBitExact, kBinaryCall,                              \
+    "Elementwise equality: a :bool tensor (= compares whole values).", "(== [1 2] [1 3]) ; bool[2] [true false]")           \
+  X(NotEqual, "!=", "not_equal", kCommutative | kBoolResult | kZeroAtZero | kBitExact, kBinaryCall,                         \
+    "Elementwise inequality: a :bool tensor.", "(!= [1 2] [1 3]) ; bool[2] [false true]")                                   \
+  X(LogicalAnd, "logical-and", "logical_and", kCommutative | kBoolResult | kZeroAtZero | kBitExact, kBinaryCall,            \
+    "Elementwise and of truth values: a :bool tensor.", "(logical-and (> [1 0] 0) true) ; bool[2] [true false]")            \
+  X(LogicalOr, "logical-or", "logical_or", kCommutative | kBoolResult | kZeroAtZero | kBitExact, kBinaryCall,               \
+    "Elementwise or of truth values: a :bool tensor.", "(logical-or (> [1 0] 0) false) ; bool[2] [true false]")
 
-#define TSL_UNARY_OPS(X)                                                                           \
-  X(Neg, "neg", "neg", kZeroAtZero | kBitExact)                                                    \
-  X(Abs, "abs", "abs", kZeroAtZero | kBitExact)                                                    \
-  X(Sign, "sign", "sign", kZeroAtZero | kBitExact)                                                 \
-  X(Exp, "exp", "exp", kFloatOnly | kFiniteAtZero)                                                 \
-  X(Log, "log", "log", kFloatOnly)                                                                 \
-  X(Log1p, "log1p", "log1p", kFloatOnly | kZeroAtZero)                                             \
-  X(Sqrt, "sqrt", "sqrt", kFloatOnly | kZeroAtZero | kBitExact)                                    \
-  X(Rsqrt, "rsqrt", "rsqrt", kFloatOnly | kBitExact)                                               \
-  X(Square, "square", "square", kZeroAtZero | kBitExact)                                           \
-  X(Sin, "sin", "sin", kFloatOnly | kZeroAtZero)                                                   \
-  X(Cos, "cos", "cos", kFloatOnly | kFiniteAtZero)                                                 \
-  X(Tanh, "tanh", "tanh", kFloatOnly | kZeroAtZero)                                                \
-  X(Sigmoid, "sigmoid", "sigmoid", kFloatOnly | kFiniteAtZero)                                     \
-  X(Relu, "relu", "relu", kZeroAtZero | kBitExact)                                                 \
-  X(Gelu, "gelu", "gelu", kFloatOnly | kZeroAtZero)                                                \
-  X(GeluTanh, "gelu-tanh", "gelu_tanh", kFloatOnly | kZeroAtZero)                                  \
-  X(LogicalNot, "logical-not", "logical_not", kBoolResult | kFiniteAtZero | kBitExact)
+#define TSL_UNARY_OPS(X)                                                                                                    \
+  X(Neg, "neg", "neg", kZeroAtZero | kBitExact, kUnaryCall, "-x, elementwise.", "(neg [1 -2]) ; i64[2] [-1 2]")             \
+  X(Abs, "abs", "abs", kZeroAtZero | kBitExact, kUnaryCall, "|x|, elementwise.", "(abs [-1.5 2.0]) ; f32[2] [1.5 2]")       \
+  X(Sign, "sign", "sign", kZeroAtZero | kBitExact, kUnaryCall, "-1, 0 or 1 by the sign of x, elementwise.",                \
+    "(sign [-3 0 5]) ; i64[3] [-1 0 1]")                                                                                    \
+  X(Exp, "exp", "exp", kFloatOnly | kFiniteAtZero, kUnaryCall, "e^x, elementwise (floats).", "(exp [0.0 1.0]) ; f32[2] [1 2.7182817]") \
+  X(Log, "log", "log", kFloatOnly, kUnaryCall, "Natural logarithm, elementwise (floats).", "(log [1.0 4.0]) ; f32[2] [0 1.3862944]") \
+  X(Log1p, "log1p", "log1p", kFloatOnly | kZeroAtZero, kUnaryCall, "log(1 + x), accurate near 0 (floats).",                \
+    "(log1p [0.0 1e-10]) ; f32[2] [0 1e-10]")                                                                               \
+  X(Sqrt, "sqrt", "sqrt", kFloatOnly | kZeroAtZero | kBitExact, kUnaryCall, "Square root, correctly rounded (floats).",      \
+    "(sqrt [4.0 2.0]) ; f32[2] [2 1.4142135]")                                                                              \
+  X(Rsqrt, "rsqrt", "rsqrt", kFloatOnly | kBitExact, kUnaryCall, "1 / sqrt(x), elementwise (floats).", "(rsqrt [4.0 16.0]) ; f32[2] [0.5 0.25]") \
+  X(Square, "square", "square", kZeroAtZero | kBitExact, kUnaryCall, "x·x, elementwise.", "(square [2 -3]) ; i64[2] [4 9]")  \
+  X(Sin, "sin", "sin", kFloatOnly | kZeroAtZero, kUnaryCall, "Sine, elementwise (floats).", "(sin [0.0]) ; f32[1] [0]")     \
+  X(Cos, "cos", "cos", kFloatOnly | kFiniteAtZero, kUnaryCall, "Cosine, elementwise (floats).", "(cos [0.0]) ; f32[1] [1]")  \
+  X(Tanh, "tanh", "tanh", kFloatOnly | kZeroAtZero, kUnaryCall, "Hyperbolic tangent, elementwise (floats).",               \
+    "(tanh [0.0 100.0]) ; f32[2] [0 1]")                                                                                    \
+  X(Sigmoid, "sigmoid", "sigmoid", kFloatOnly | kFiniteAtZero, kUnaryCall, "1 / (1 + e^-x), elementwise (floats).",         \
+    "(sigmoid [0.0]) ; f32[1] [0.5]")                                                                                       \
+  X(Relu, "relu", "relu", kZeroAtZero | kBitExact, kUnaryCall, "max(x, 0), elementwise; its derivative at 0 is 0.",         \
+    "(relu [-1.0 2.0]) ; f32[2] [0 2]")                                                                                     \
+  X(Gelu, "gelu", "gelu", kFloatOnly | kZeroAtZero, kGeluCall,                                                              \
+    "x·Φ(x) with the exact normal CDF (erf), or its tanh approximation with :approximate :tanh.", "(gelu [0.0 10.0]) ; f32[2] [0 10]") \
+  X(GeluTanh, "gelu-tanh", "gelu_tanh", kFloatOnly | kZeroAtZero, kInternal,                                                \
+    "GELU by its tanh approximation: what (gelu x :approximate :tanh) computes.", "")                                      \
+  X(LogicalNot, "logical-not", "logical_not", kBoolResult | kFiniteAtZero | kBitExact, kUnaryCall,                          \
+    "Elementwise negation of truth values: a :bool tensor.", "(logical-not (> [1 0] 0)) ; bool[2] [false true]")
 
 enum class BinaryOp : uint8_t {
-#define TSL_ENUM(name, text, mnemonic, flags) name,
+#define TSL_ENUM(name, ...) name,
   TSL_BINARY_OPS(TSL_ENUM)
 #undef TSL_ENUM
 };
 
 enum class UnaryOp : uint8_t {
-#define TSL_ENUM(name, text, mnemonic, flags) name,
+#define TSL_ENUM(name, ...) name,
   TSL_UNARY_OPS(TSL_ENUM)
 #undef TSL_ENUM
 };

@@ -273,7 +273,7 @@ struct LogicalNotFn { template <typename T> bool operator()(T a) const { return 
 /// The flags of the operation a functor computes (its row in runtime/Elementwise.h).
 template <typename F>
 inline constexpr uint32_t functorFlags = 0;
-#define TSL_FUNCTOR_FLAGS(name, text, mnemonic, flags) template <> inline constexpr uint32_t functorFlags<name##Fn> = flags;
+#define TSL_FUNCTOR_FLAGS(name, text, mnemonic, flags, ...) template <> inline constexpr uint32_t functorFlags<name##Fn> = flags;
 TSL_BINARY_OPS(TSL_FUNCTOR_FLAGS)
 TSL_UNARY_OPS(TSL_FUNCTOR_FLAGS)
 #undef TSL_FUNCTOR_FLAGS

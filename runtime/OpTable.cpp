@@ -4,6 +4,7 @@
 // shape functions the kernels check with (matmulShape, reduceShape, conv2dShape, ...), so
 // there is one definition of every rule.
 #include "runtime/Ops.h"
+#include "runtime/CallForms.h"
 
 #include "runtime/Layout.h"
 #include "runtime/Gradients.h"
@@ -475,19 +476,19 @@ size_t attrIndex() {
 
 std::vector<OpInfo> buildTable() {
   std::vector<OpInfo> table;
-#define TSL_ADD_BINARY(name, text, mnemonic, flags)                                                \
+#define TSL_ADD_BINARY(name, text, mnemonic, flags, call, doc, example)                            \
   table.push_back({OpKind::name, text, mnemonic, 2, 2, attrIndex<NoAttrs>(), FusionClass::Elementwise, \
-                   LayoutClass::Agnostic, flags, binaryType<BinaryOp::name>, binaryKernel<BinaryOp::name>});
+                   LayoutClass::Agnostic, flags, binaryType<BinaryOp::name>, binaryKernel<BinaryOp::name>, &call, doc, example});
   TSL_BINARY_OPS(TSL_ADD_BINARY)
 #undef TSL_ADD_BINARY
-#define TSL_ADD_UNARY(name, text, mnemonic, flags)                                                 \
+#define TSL_ADD_UNARY(name, text, mnemonic, flags, call, doc, example)                             \
   table.push_back({OpKind::name, text, mnemonic, 1, 1, attrIndex<NoAttrs>(), FusionClass::Elementwise, \
-                   LayoutClass::Agnostic, flags, unaryType<UnaryOp::name>, unaryKernel<UnaryOp::name>});
+                   LayoutClass::Agnostic, flags, unaryType<UnaryOp::name>, unaryKernel<UnaryOp::name>, &call, doc, example});
   TSL_UNARY_OPS(TSL_ADD_UNARY)
 #undef TSL_ADD_UNARY
-#define TSL_ADD_OTHER(name, text, mnemonic, minIn, maxIn, Attrs, fusion, layout, flags, type, kernel) \
+#define TSL_ADD_OTHER(name, text, mnemonic, minIn, maxIn, Attrs, fusion, layout, flags, type, kernel, call, doc, example) \
   table.push_back({OpKind::name, text, mnemonic, minIn, maxIn, attrIndex<Attrs>(), FusionClass::fusion,  \
-                   LayoutClass::layout, flags, type, kernel});
+                   LayoutClass::layout, flags, type, kernel, &call, doc, example});
   TSL_OTHER_OPS(TSL_ADD_OTHER)
 #undef TSL_ADD_OTHER
   for (size_t i = 0; i < table.size(); ++i) TSL_ASSERT(static_cast<size_t>(table[i].kind) == i);
@@ -534,6 +535,21 @@ const char* layoutClassName(LayoutClass c) {
 }
 
 std::span<const OpInfo> allOps() { return table(); }
+
+bool callable(const OpInfo& op) { return op.call->build != nullptr; }
+
+std::span<const CallName> callNames() {
+  static const std::vector<CallName> names = [] {
+    std::vector<CallName> out;
+    for (const OpInfo& op : table())
+      if (callable(op)) out.push_back({op.name, op.kind, op.call, op.doc, op.example});
+#define TSL_ADD_ALIAS(name, kind, call, doc, example) out.push_back({name, OpKind::kind, &call, doc, example});
+    TSL_ALIASES(TSL_ADD_ALIAS)
+#undef TSL_ADD_ALIAS
+    return out;
+  }();
+  return names;
+}
 
 const OpInfo* findOpByMnemonic(std::string_view mnemonic) {
   for (const OpInfo& info : table())

@@ -77,14 +77,14 @@ ResultOf<F, C> unaryOrZero(C a) {
   extern "C" ResultOf<name##Fn, C> tsl_bin_##name##_##tag(C a, C b) noexcept {                     \
     return binaryOp<name##Fn, C>(a, b);                                                            \
   }
-#define TSL_BINARY(name, text, mnemonic, flags) TSL_COMPUTE_TYPES(TSL_BINARY_FOR, name)
+#define TSL_BINARY(name, ...) TSL_COMPUTE_TYPES(TSL_BINARY_FOR, name)
 TSL_BINARY_OPS(TSL_BINARY)
 
 #define TSL_UNARY_FOR(tag, C, name)                                                                \
   extern "C" ResultOf<name##Fn, C> tsl_un_##name##_##tag(C a) noexcept {                           \
     return unaryOrZero<name##Fn, C>(a);                                                            \
   }
-#define TSL_UNARY(name, text, mnemonic, flags) TSL_COMPUTE_TYPES(TSL_UNARY_FOR, name)
+#define TSL_UNARY(name, ...) TSL_COMPUTE_TYPES(TSL_UNARY_FOR, name)
 TSL_UNARY_OPS(TSL_UNARY)
 
 // ---- Conversions between storage types ----

@@ -171,7 +171,9 @@ TEST_CASE("doc gives a user function's docstring and a primitive's entry of the 
   Engine engine;
   engine.eval("(defn sq \"The square of x.\" [x] (* x x))");
   CHECK(engine.doc("sq") == "(sq x)\n  The square of x.\n");
-  CHECK(engine.doc("softmax").find("(softmax x :axis a)\n  e^x / Σ e^x") == 0);
+  CHECK(engine.doc("softmax") ==
+        "(softmax x :axis -1)\n  e^x / Σ e^x along an axis (the last by default).\n  e.g. (softmax [0.0 0.0]) ; f32[2] [0.5 0.5]\n");
+  CHECK(engine.doc("zeros").find("(zeros shape :dtype :f32)\n") == 0); // an alias of full
   CHECK(engine.doc("map").find("a builtin function") != std::string::npos);
   CHECK_THROWS_AS(engine.doc("no-such-name"), Error);
 }

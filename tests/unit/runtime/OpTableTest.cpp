@@ -1,6 +1,8 @@
 // tests/unit/runtime/OpTableTest.cpp — the operation table is complete and consistent.
 #include "Reference.h"
-#include "runtime/OpDocs.h"
+#include "runtime/CallForms.h"
+
+#include <algorithm>
 #include "runtime/Ops.h"
 
 #include <set>
@@ -82,13 +84,33 @@ TEST_CASE("runOp gives kernels' results exactly the type their rule predicts") {
                        Error);
 }
 
-TEST_CASE("every operation is documented: a call form naming it and a sentence") {
+TEST_CASE("every operation has its row: a call form or internal, a sentence, an example when TSL calls it") {
+  size_t internal = 0;
   for (const OpInfo& op : allOps()) {
     const std::string name = op.name;
     CAPTURE(name);
-    const OpDoc* doc = opDoc(op.kind);
-    REQUIRE(doc != nullptr);
-    CHECK(std::string_view(doc->form).find(op.name) != std::string_view::npos);
-    CHECK(std::string_view(doc->text).size() > 10);
+    REQUIRE(op.call != nullptr);
+    CHECK(std::string_view(op.doc).size() > 10);
+    if (!callable(op)) {
+      ++internal;
+      CHECK(std::string_view(op.example).empty());
+      continue;
+    }
+    // The usage names the primitive, and the example calls it.
+    CHECK(usageOf(op.name, *op.call).find(op.name) != std::string::npos);
+    CHECK(std::string_view(op.example).find(cat("(", op.name)) != std::string_view::npos);
+    CHECK(std::string_view(op.example).find(" ; ") != std::string_view::npos);
+    // Defaults are written for every keyword option a builder does not choose itself.
+    for (const ArgSpec& a : op.call->args)
+      if (a.use == ArgUse::Keyword && a.fallback) CHECK(std::string_view(a.fallback).size() > 0);
   }
+  // The compiler's own operations: the six adjoints and gelu's tanh variant.
+  CHECK(internal == 7);
+  // Every callable row is called by its own name, once; aliases call rows too.
+  std::vector<std::string> names;
+  for (const CallName& n : callNames()) names.push_back(n.name);
+  std::sort(names.begin(), names.end());
+  CHECK(std::adjacent_find(names.begin(), names.end()) == names.end());
+  for (const OpInfo& op : allOps())
+    if (callable(op)) CHECK(std::binary_search(names.begin(), names.end(), std::string(op.name)));
 }
