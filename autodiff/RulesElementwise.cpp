@@ -101,6 +101,9 @@ V absSlope(Emit& e, V x, V) { return e.op(OpKind::Sign, {x}); }
 V expSlope(Emit&, V, V y) { return y; }
 V logSlope(Emit& e, V x, V) { return e.div(one(e, x), x); }
 V log1pSlope(Emit& e, V x, V) { return e.div(one(e, x), e.add(one(e, x), x)); }
+V expm1Slope(Emit& e, V, V y) { return e.add(y, one(e, y)); } // e^x = expm1(x) + 1
+// erf'(x) = 2/√π e^{-x²}.
+V erfSlope(Emit& e, V x, V) { return e.mul(e.scalar(2 / std::sqrt(M_PI), dt(x)), e.op(OpKind::Exp, {e.neg(e.mul(x, x))})); }
 V sqrtSlope(Emit& e, V, V y) { return e.div(e.scalar(0.5, dt(y)), y); }
 V rsqrtSlope(Emit& e, V, V y) { return e.mul(e.scalar(-0.5, dt(y)), e.mul(y, e.mul(y, y))); }
 V squareSlope(Emit& e, V x, V) { return e.scale(x, 2); }
@@ -202,6 +205,8 @@ void addElementwiseRules(RuleTable& t) {
   at(OpKind::Exp) = rules(unaryVjp<expSlope, true>, unaryJvp<expSlope>);
   at(OpKind::Log) = rules(unaryVjp<logSlope, true>, unaryJvp<logSlope>);
   at(OpKind::Log1p) = rules(unaryVjp<log1pSlope, true>, unaryJvp<log1pSlope>);
+  at(OpKind::Expm1) = rules(unaryVjp<expm1Slope, false>, unaryJvp<expm1Slope>);
+  at(OpKind::Erf) = rules(unaryVjp<erfSlope, false>, unaryJvp<erfSlope>);
   at(OpKind::Sqrt) = rules(unaryVjp<sqrtSlope, true>, unaryJvp<sqrtSlope>);
   at(OpKind::Rsqrt) = rules(unaryVjp<rsqrtSlope, true>, unaryJvp<rsqrtSlope>);
   at(OpKind::Square) = rules(unaryVjp<squareSlope, false>, unaryJvp<squareSlope>);

@@ -58,6 +58,8 @@ namespace tsl {
     "(sign [-3 0 5]) ; i64[3] [-1 0 1]")                                                                                    \
   X(Exp, "exp", "exp", kFloatOnly | kFiniteAtZero, kUnaryCall, "e^x, elementwise (floats).", "(exp [0.0 1.0]) ; f32[2] [1 2.7182817]") \
   X(Log, "log", "log", kFloatOnly, kUnaryCall, "Natural logarithm, elementwise (floats).", "(log [1.0 4.0]) ; f32[2] [0 1.3862944]") \
+  X(Expm1, "expm1", "expm1", kFloatOnly | kZeroAtZero, kUnaryCall, "e^x - 1, accurate near 0 (floats).",                  \
+    "(expm1 [0.0 1e-10]) ; f32[2] [0 1e-10]")                                                                               \
   X(Log1p, "log1p", "log1p", kFloatOnly | kZeroAtZero, kUnaryCall, "log(1 + x), accurate near 0 (floats).",                \
     "(log1p [0.0 1e-10]) ; f32[2] [0 1e-10]")                                                                               \
   X(Sqrt, "sqrt", "sqrt", kFloatOnly | kZeroAtZero | kBitExact, kUnaryCall, "Square root, correctly rounded (floats).",      \
@@ -68,6 +70,8 @@ namespace tsl {
   X(Cos, "cos", "cos", kFloatOnly | kFiniteAtZero, kUnaryCall, "Cosine, elementwise (floats).", "(cos [0.0]) ; f32[1] [1]")  \
   X(Tanh, "tanh", "tanh", kFloatOnly | kZeroAtZero, kUnaryCall, "Hyperbolic tangent, elementwise (floats).",               \
     "(tanh [0.0 100.0]) ; f32[2] [0 1]")                                                                                    \
+  X(Erf, "erf", "erf", kFloatOnly | kZeroAtZero, kUnaryCall, "The error function 2/√π ∫₀ˣ e^-t² dt, elementwise (floats).", \
+    "(erf [0.0 10.0]) ; f32[2] [0 1]")                                                                                      \
   X(Sigmoid, "sigmoid", "sigmoid", kFloatOnly | kFiniteAtZero, kUnaryCall, "1 / (1 + e^-x), elementwise (floats).",         \
     "(sigmoid [0.0]) ; f32[1] [0.5]")                                                                                       \
   X(Relu, "relu", "relu", kZeroAtZero | kBitExact, kUnaryCall, "max(x, 0), elementwise; its derivative at 0 is 0.",         \

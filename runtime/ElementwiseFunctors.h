@@ -215,6 +215,9 @@ struct LogFn {
   template <typename T, typename M = LibmMath> T operator()(T a) const { return M::log(a); }
   template <typename A> static auto vec(const A& a) { return a.log(); }
 };
+struct Expm1Fn {
+  template <typename T> T operator()(T a) const { return std::expm1(a); }
+};
 struct Log1pFn {
   template <typename T> T operator()(T a) const { return std::log1p(a); }
   template <typename A> static auto vec(const A& a) { return a.log1p(); }
@@ -248,6 +251,9 @@ struct CosFn {
 struct TanhFn {
   template <typename T, typename M = LibmMath> T operator()(T a) const { return M::tanh(a); }
   template <typename A> static auto vec(const A& a) { return a.tanh(); }
+};
+struct ErfFn {
+  template <typename T, typename M = LibmMath> T operator()(T a) const { return M::erf(a); }
 };
 struct SigmoidFn {
   template <typename T, typename M = LibmMath> T operator()(T a) const { return M::sigmoid(a); }

@@ -58,6 +58,8 @@ TEST_CASE("unary functions of float tensors agree with float64 references, conti
       {UnaryOp::Exp, [](double x) { return std::exp(x); }},
       {UnaryOp::Log, [](double x) { return std::log(x); }},
       {UnaryOp::Log1p, [](double x) { return std::log1p(x); }},
+      {UnaryOp::Expm1, [](double x) { return std::expm1(x); }},
+      {UnaryOp::Erf, [](double x) { return std::erf(x); }},
       {UnaryOp::Sqrt, [](double x) { return std::sqrt(x); }},
       {UnaryOp::Rsqrt, [](double x) { return 1 / std::sqrt(x); }},
       {UnaryOp::Square, [](double x) { return x * x; }},
