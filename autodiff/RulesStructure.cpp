@@ -228,6 +228,23 @@ V takeGradJvp(Emit& e, const Primal& p, const Vs& d) { return e.op(OpKind::TakeG
 /// tangent forward in the result's.
 Vs layoutVjp(Emit& e, const Primal& p, V ct) { return {e.op(OpKind::Transdata, LayoutAttrs{p.x[0]->type().layout}, {ct})}; }
 
+// ---- scans ----
+
+/// x reversed along `axis` (a slice with step -1).
+V reversed(Emit& e, V x, int64_t axis) {
+  const int rank = x->type().rank();
+  std::vector<SliceRange> ranges(static_cast<size_t>(normalizeAxis(axis, rank)) + 1);
+  ranges.back().step = -1;
+  return e.op(OpKind::Slice, SliceAttrs{ranges}, {x});
+}
+
+// y_k = Σ_{i ≤ k} x_i: the cotangent of x_i is Σ_{k ≥ i} ct_k, a cumulative sum from the end.
+Vs cumsumVjp(Emit& e, const Primal& p, V ct) {
+  const int64_t axis = attrs<AxisAttrs>(p).axis;
+  if (ct->type().rank() == 0) return {ct};
+  return {reversed(e, e.op(OpKind::CumSum, AxisAttrs{axis}, {reversed(e, ct, axis)}), axis)};
+}
+
 DiffRule rules(VjpRule vjp, JvpRule jvp) { return {Differentiability::Rules, vjp, jvp, ""}; }
 
 } // namespace
@@ -240,6 +257,7 @@ void addStructureRules(RuleTable& t) {
   at(OpKind::Max) = rules(extremumVjp, extremumJvp);
   at(OpKind::Min) = rules(extremumVjp, extremumJvp);
   at(OpKind::LogSumExp) = rules(lseVjp, lseJvp);
+  at(OpKind::CumSum) = rules(cumsumVjp, sameOnTangent);
   at(OpKind::ArgMax) = at(OpKind::ArgMin) = {Differentiability::Constant, nullptr, nullptr, ""};
 
   at(OpKind::Reshape) = rules(reshapeBack, sameOnTangent);

@@ -206,7 +206,7 @@ const CallForm kClipCall{kClipArgs, plain};
 const CallForm kCastCall{kCastArgs, buildCast};
 const CallForm kLayoutCall{kLayoutArgs, buildLayout};
 const CallForm kReduceCall{kReduceArgs, buildReduce};
-const CallForm kSoftmaxCall{kSoftmaxArgs, buildAxis1};
+const CallForm kAlongAxisCall{kSoftmaxArgs, buildAxis1};
 const CallForm kLayerNormCall{kLayerNormArgs, buildLayerNorm};
 const CallForm kCrossEntropyCall{kCrossEntropyArgs, plain};
 const CallForm kReshapeCall{kReshapeArgs, buildShape1};

@@ -151,7 +151,7 @@ extern const CallForm kOneHotCall;
 extern const CallForm kEinsumCall;
 extern const CallForm kConv2dCall;
 extern const CallForm kPoolCall;
-extern const CallForm kSoftmaxCall; ///< (softmax x :axis -1)
+extern const CallForm kAlongAxisCall; ///< (softmax x :axis -1), (cumsum x :axis -1)
 extern const CallForm kLayerNormCall;
 extern const CallForm kFullCall;
 extern const CallForm kZerosCall;

@@ -10,6 +10,7 @@
 #include "runtime/Gradients.h"
 #include "runtime/LinearAlgebra.h"
 #include "runtime/Random.h"
+#include "runtime/Scan.h"
 #include "runtime/Softmax.h"
 #include "runtime/Structure.h"
 
@@ -255,6 +256,13 @@ TensorType floatSameShapeType(std::span<const TensorType> in, int64_t axis, cons
   normalizeAxis(axis, in[0].shape.rank());
   return {floatComputeType(in[0].dtype), false, in[0].shape};
 }
+
+TensorType cumsumType(const OpAttrs& a, std::span<const TensorType> in) {
+  if (in[0].shape.rank() > 0) (void)normalizeAxis(get<AxisAttrs>(a).axis, in[0].shape.rank());
+  const TypeKey t = cumsumResultType({in[0].dtype, in[0].weak});
+  return {t.dtype, t.weak, in[0].shape};
+}
+Tensor cumsumKernel(const OpAttrs& a, std::span<const Tensor> in) { return cumsum(in[0], get<AxisAttrs>(a).axis); }
 
 TensorType softmaxType(const OpAttrs& a, std::span<const TensorType> in) {
   return floatSameShapeType(in, get<AxisAttrs>(a).axis, "softmax");
@@ -519,6 +527,7 @@ const char* fusionClassName(FusionClass c) {
   case FusionClass::Injective: return "injective";
   case FusionClass::Reduction: return "reduction";
   case FusionClass::Contraction: return "contraction";
+  case FusionClass::Scan: return "scan";
   case FusionClass::Opaque: return "opaque";
   }
   return "?";

@@ -51,6 +51,7 @@ enum class FusionClass : uint8_t {
                ///< input element (reshape, transpose, broadcast-to, slice, concat...)
   Reduction,   ///< combines elements along axes (sum, max, softmax's normalisation...)
   Contraction, ///< a sum of products (matmul, conv2d, einsum): takes an elementwise epilogue
+  Scan,        ///< element k along an axis combines elements 0..k (cumsum): runs as it is
   Opaque,      ///< none of these: runs as it is
 };
 

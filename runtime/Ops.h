@@ -123,10 +123,13 @@ struct CallForm; // runtime/CallForms.h
   X(AvgPool2d, "avg-pool2d", "avg_pool2d", 1, 1, Pool2dAttrs, Opaque, LayoutDemanding, kFloatOnly | kLayoutFromData, poolType, avgPoolKernel, kPoolCall, \
     "Mean of each window of NCHW x; stride defaults to the kernel.",                                                   \
     "(avg-pool2d (reshape (astype (arange 16) :f32) [1 1 4 4]) :kernel 2) ; f32[1,1,2,2] [[[[2.5 4.5] [10.5 12.5]]]]") \
-  X(Softmax, "softmax", "softmax", 1, 1, AxisAttrs, Reduction, AxisSensitive, kFloatOnly, softmaxType, softmaxKernel, kSoftmaxCall, \
+  X(CumSum, "cumsum", "cumsum", 1, 1, AxisAttrs, Scan, AxisSensitive, kBitExact, cumsumType, cumsumKernel, kAlongAxisCall,          \
+    "Prefix sums along an axis (the last by default): element k is the sum of elements 0..k; integers give i64.",   \
+    "(cumsum [[1 2 3] [4 5 6]] :axis 1) ; i64[2,3] [[1 3 6] [4 9 15]]")                                              \
+  X(Softmax, "softmax", "softmax", 1, 1, AxisAttrs, Reduction, AxisSensitive, kFloatOnly, softmaxType, softmaxKernel, kAlongAxisCall, \
     "e^x / Σ e^x along an axis (the last by default).",                                                                \
     "(softmax [0.0 0.0]) ; f32[2] [0.5 0.5]")                                                                          \
-  X(LogSoftmax, "log-softmax", "log_softmax", 1, 1, AxisAttrs, Reduction, AxisSensitive, kFloatOnly, softmaxType, logSoftmaxKernel, kSoftmaxCall, \
+  X(LogSoftmax, "log-softmax", "log_softmax", 1, 1, AxisAttrs, Reduction, AxisSensitive, kFloatOnly, softmaxType, logSoftmaxKernel, kAlongAxisCall, \
     "x - logsumexp(x) along an axis (the last by default).",                                                           \
     "(log-softmax [0.0 0.0]) ; f32[2] [-0.6931472 -0.6931472]")                                                        \
   X(LayerNorm, "layer-norm", "layer_norm", 1, 1, NormAttrs, Reduction, AxisSensitive, kFloatOnly, layerNormType, layerNormKernel, kLayerNormCall, \

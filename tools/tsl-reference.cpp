@@ -16,6 +16,7 @@ const char* fusionName(tsl::FusionClass f) {
   case tsl::FusionClass::Injective: return "rearranging";
   case tsl::FusionClass::Reduction: return "reduction";
   case tsl::FusionClass::Contraction: return "contraction";
+  case tsl::FusionClass::Scan: return "scan";
   case tsl::FusionClass::Opaque: return "other";
   }
   return "?";

@@ -66,6 +66,22 @@ bool alongAxis(FunctionCodegen& g, const Operation& op, llvm::Value* out, int64_
   return true;
 }
 
+/// cumsum of f32, f64, i32 and i64 along one axis: runtime/ScanRows.h's rows.
+bool cumsum(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& x = op.operand(0)->type();
+  const DType y = op.result()->type().dtype;
+  const bool native = (isFloatKernelType(x.dtype) && y == x.dtype) ||
+                      ((x.dtype == DType::I32 || x.dtype == DType::I64) && y == DType::I64);
+  if (!native || x.rank() == 0) return false;
+  const std::vector<int64_t> dims = dimsOf(x);
+  const size_t a = static_cast<size_t>(normalizeAxis(std::get<AxisAttrs>(op.attrs()).axis, x.rank()));
+  const int64_t outer = product(dims, 0, a), n = dims[a], inner = product(dims, a + 1);
+  if (outer * n * inner == 0) return true;
+  rowsKernel(g, cat("tsl_k_cumsum_", kernelTag(x.dtype), "_", kernelTag(y)), g.pointer(op.operand(0)), out, outer,
+             n * inner, {g.i64(n), g.i64(inner)});
+  return true;
+}
+
 /// Whether `op` (f32 in and out) works along the last axis of its operand: then the rows
 /// are contiguous and a generated vector kernel (VectorRows.h) runs them.
 bool f32Rows(const Operation& op, int64_t axis) {
@@ -320,6 +336,7 @@ const Row kEmitters[] = {
     {OpKind::LogSoftmax, logSoftmax},
     {OpKind::LayerNorm, layerNorm},
     {OpKind::LogSumExp, logSumExp},
+    {OpKind::CumSum, cumsum},
     {OpKind::CrossEntropy, crossEntropy},
     {OpKind::MatMul, emitMatmul},
     {OpKind::Dot, emitMatmul},

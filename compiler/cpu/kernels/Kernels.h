@@ -3,7 +3,8 @@
 // Each kernel is a template instantiated per element type as an extern "C" function
 // tsl_k_<name>_<type>, taking the [begin, end) of its outermost loop so that generated code
 // can run it in parallel chunks: softmax / log-softmax, logsumexp and layer-norm (the row
-// functions of runtime/RowKernels.h, which the eager kernels use too), cross-entropy,
+// functions of runtime/RowKernels.h, which the eager kernels use too), cumsum
+// (runtime/ScanRows.h), cross-entropy,
 // matmul and conv2d (the packed GEMM and convolution of PackedGemm.h), max and average
 // pooling (runtime/PoolRows.h), take and one-hot.
 // Kernels that can fail on data (an index out of range) return
@@ -20,6 +21,7 @@
 #include "compiler/cpu/kernels/PackedGemm.h"
 #include "runtime/PoolRows.h"
 #include "runtime/RowKernels.h"
+#include "runtime/ScanRows.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -79,6 +81,21 @@
   TSL_KERNEL_EXPORT(tsl_k_layernorm_##tag)
 TSL_ROW_KERNELS(f32, float)
 TSL_ROW_KERNELS(f64, double)
+
+// ---- Cumulative sums (runtime/ScanRows.h), along one axis as the row kernels above ----
+
+#define TSL_CUMSUM_KERNEL(tag, S, otag, O)                                                         \
+  extern "C" void tsl_k_cumsum_##tag##_##otag(const S* x, O* y, int64_t begin, int64_t end, int64_t n, \
+                                              int64_t inner) noexcept {                            \
+    TSL_ROW_LOOP for (int64_t o = begin; o < end; ++o)                                                 \
+      TSL_ROW_LOOP for (int64_t i = 0; i < inner; ++i)                                                 \
+        tsl::rows::cumsum(x + o * n * inner + i, y + o * n * inner + i, n, inner);                 \
+  }                                                                                                \
+  TSL_KERNEL_EXPORT(tsl_k_cumsum_##tag##_##otag)
+TSL_CUMSUM_KERNEL(f32, float, f32, float)
+TSL_CUMSUM_KERNEL(f64, double, f64, double)
+TSL_CUMSUM_KERNEL(i32, int32_t, i64, int64_t)
+TSL_CUMSUM_KERNEL(i64, int64_t, i64, int64_t)
 
 // cross-entropy of logits T with labels L: -1 (and the loss at *out), or the position of
 // the first label outside [0, classes).

@@ -71,6 +71,7 @@ std::optional<Sample> sampleFor(OpKind kind) {
   case OpKind::MaxPool2d: return Sample{{image}, Pool2dAttrs{{2, 2}, {2, 2}, {1, 1}}};
   case OpKind::AvgPool2d: return Sample{{image}, Pool2dAttrs{{3, 3}, {1, 2}, {0, 0}}};
   case OpKind::Softmax: return Sample{{m23}, AxisAttrs{0}};
+  case OpKind::CumSum: return Sample{{m23}, AxisAttrs{1}};
   case OpKind::LogSoftmax: return Sample{{m23}, AxisAttrs{0}};
   case OpKind::LayerNorm: return Sample{{m23}, NormAttrs{0, 1e-3}};
   case OpKind::CrossEntropy: return Sample{{ty(DType::F32, {4, 10}), ty(DType::I64, {4})}};
