@@ -35,7 +35,8 @@ int main() {
                "Generated from the operation table (`runtime/Ops.h`, `runtime/OpDocs.cpp`) by\n"
                "`tools/tsl-reference`; `ctest -R docs.primitives` fails when this file and the table\n"
                "disagree (regenerate with `build/release/tools/tsl-reference > docs/primitives.md`).\n"
-               "LANGUAGE.md describes the language around them; `:doc name` in the REPL prints one.\n\n"
+               "`docs/language.md` §4 describes the language around them; `:doc name` in the REPL\n"
+               "prints one.\n\n"
                "| primitive | call | operands | dtypes | IR | class | what it computes |\n"
                "| --- | --- | --- | --- | --- | --- | --- |\n";
   for (const OpInfo& op : allOps()) {
