@@ -141,7 +141,7 @@ Parser joining(OpKind kind) {
     expectPositional(cx, kw, 1, "(op [a b ...] :axis 0)");
     OpCall call{kind, {}, NoAttrs{}, {}};
     if (args[0].isNonScalarTensor()) {
-      // A tensor is the sequence of its slices along the first axis (LANGUAGE.md §4).
+      // A tensor is the sequence of its slices along the first axis (docs/language.md §4).
       call.owned = sequenceItems(args[0]);
       for (const Value& slice : call.owned) call.operands.push_back(&slice);
     } else {
@@ -426,7 +426,7 @@ std::map<std::string, Parser, std::less<>> buildParsers() {
     return OpCall{OpKind::Dropout, {tensorOperand(cx, args, 0), tensorOperand(cx, args, 1)},
                   RateAttrs{readNumber(cx, args[2], "the rate").asDouble()}};
   };
-  // (stop-gradient x): x, through which no derivative flows (LANGUAGE.md §5).
+  // (stop-gradient x): x, through which no derivative flows (docs/language.md §5).
   p["stop-gradient"] = unary(OpKind::StopGradient);
   return p;
 }
