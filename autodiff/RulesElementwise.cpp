@@ -1,6 +1,6 @@
 // autodiff/RulesElementwise.cpp — derivatives of the elementwise operations.
 //
-// Conventions at the points where a derivative is not defined (LANGUAGE.md §5):
+// Conventions at the points where a derivative is not defined (docs/language.md §5):
 // relu'(0) = 0, abs'(0) = 0, and maximum/minimum split a tie evenly between the two
 // operands. Rules whose factor can be infinite or NaN at a finite point (division, log,
 // sqrt, rsqrt, pow, exp) multiply the cotangent with mulNoNan, so where a `where` gave a

@@ -2,7 +2,7 @@
 // elements (reshape, transpose, broadcast, slices, indexing, joins, pad, take).
 //
 // A reduction's cotangent is spread back over the axes it reduced. max and min split it
-// evenly among tied maxima (LANGUAGE.md §5). prod's derivative is the product of the other
+// evenly among tied maxima (docs/language.md §5). prod's derivative is the product of the other
 // elements, also where an element is zero. Movement operations are linear: their
 // cotangent is the inverse movement — slice_grad and take_grad (runtime/Gradients.h)
 // scatter back what slice and take gathered.

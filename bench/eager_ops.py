@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bench/eager_ops.py — TSL's eager kernels beside NumPy, in one script.
 
-Workloads (LANGUAGE.md §4 primitives, run eagerly):
+Workloads (docs/language.md §4 primitives, run eagerly):
   tiny-add           (+ a b) on f32[4]: the cost of dispatching one operation
   tanh-chain-16M     (tanh (+ (* a b) c)) over 16M f32
   matmul-1024        1024x1024 f32 matmul (TSL: Eigen; NumPy: its BLAS, OpenBLAS here)

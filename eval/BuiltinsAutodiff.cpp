@@ -1,4 +1,4 @@
-// eval/BuiltinsAutodiff.cpp — grad, value-and-grad, vjp, jvp (LANGUAGE.md §5).
+// eval/BuiltinsAutodiff.cpp — grad, value-and-grad, vjp, jvp (docs/language.md §5).
 //
 // jacobian and hessian are written in TSL on top of these (stdlib/core.tsl); stop-gradient
 // is a primitive of the operation table.

@@ -1,6 +1,6 @@
 // eval/BuiltinsCollections.cpp — Clojure's collection functions, over TSL values.
 //
-// `map`, `filter`, `rest` and `range` return vectors (LANGUAGE.md §4); over a tensor the
+// `map`, `filter`, `rest` and `range` return vectors (docs/language.md §4); over a tensor the
 // sequence functions walk its first axis; `count` gives an i64.
 #include "eval/Builtins.h"
 #include "eval/Tracer.h"
@@ -124,7 +124,7 @@ void registerCollectionBuiltins(Evaluator& evaluator) {
     return makeVector(items(cx, args, 0));
   });
   // Sequence concatenation into a list, for quasiquote's expansions; `concat` itself is
-  // the tensor primitive of LANGUAGE.md §4.
+  // the tensor primitive of docs/language.md §4.
   evaluator.defineBuiltin("%concat", 0, -1, [](CallContext& cx, Args args) {
     std::vector<Value> out;
     for (size_t i = 0; i < args.size(); ++i) {

@@ -1,4 +1,5 @@
-// eval/BuiltinsCompile.cpp — jit, jit-explain, jit-memory, ir, graph, llvm-ir, asm (LANGUAGE.md §6).
+// eval/BuiltinsCompile.cpp — jit, jit-explain, jit-memory, ir, graph, llvm-ir, asm
+// (docs/language.md §6).
 #include "eval/Builtins.h"
 #include "eval/Compile.h"
 #include "eval/Evaluator.h"
@@ -13,7 +14,7 @@ namespace tsl::builtins {
 
 namespace {
 
-/// The targets LANGUAGE.md §6 names; a build may lack some.
+/// The targets docs/language.md §6 names; a build may lack some.
 bool knownTarget(const std::string& name) { return name == "cpu" || name == "tc" || name == "interp"; }
 
 std::string targetList() {

@@ -172,7 +172,7 @@ void registerNumericBuiltins(Evaluator& evaluator) {
     return boolean(!args[0].truthy());
   });
 
-  // (layout x): how x's elements sit in memory (LANGUAGE.md §7); of a value being traced,
+  // (layout x): how x's elements sit in memory (docs/language.md §7); of a value being traced,
   // the layout its type gives.
   evaluator.defineBuiltin("layout", 1, 1, [](CallContext& cx, Args args) {
     if (args[0].isTraced()) {

@@ -1,4 +1,5 @@
-// eval/BuiltinsTc.cpp — the emulated tensor core from TSL: tc-stats and tc-asm (LANGUAGE.md §6).
+// eval/BuiltinsTc.cpp — the emulated tensor core from TSL: tc-stats and tc-asm
+// (docs/language.md §6).
 #include "eval/Builtins.h"
 #include "eval/Compile.h"
 #include "eval/Evaluator.h"
@@ -12,7 +13,7 @@ namespace {
 
 Value integer(int64_t n) { return Value(Tensor::scalarOf<int64_t>(n, DType::I64)); }
 
-/// A TcStats as a TSL map: the keys LANGUAGE.md §6 names, and the rest of TENSOR_CORE.md.
+/// A TcStats as a TSL map: the keys docs/language.md §6 names, and the rest of docs/tensor-core.md.
 Value statsMap(const compiler::tc::TcStats& s) {
   using namespace compiler::tc;
   std::vector<std::pair<Value, Value>> bytes, busy, stall, peak;

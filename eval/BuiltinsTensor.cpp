@@ -33,7 +33,7 @@ Value runCall(const CallContext& cx, const OpCall& call) {
   return Value(runOp(call.kind, call.attrs, operands));
 }
 
-/// (get x i j ...) with an index known only when the compiled code runs (LANGUAGE §6:
+/// (get x i j ...) with an index known only when the compiled code runs (docs/language.md §6:
 /// jit compiles per signature, never per value; the result's shape does not depend on
 /// the index): each index becomes a take of a rank-0 index along its axis, which drops
 /// the axis as the view would. Checked as eager get checks (count, rank-0 integers);

@@ -328,7 +328,7 @@ std::string Engine::doc(std::string_view name) const {
     if (!var->doc.empty()) return cat(name, "\n  ", var->doc, "\n");
     if (var->value.isFunction())
       return cat(name, "\n  ", var->value.function().isMacro() ? "a macro" : "a builtin function",
-                 " of the core library (LANGUAGE.md lists it)\n");
+                 " of the core library (docs/language.md describes it)\n");
     return cat(name, "\n  ", printValue(var->value, true), "\n");
   }
   throw Error(ErrorKind::Name, cat("unbound symbol '", name, "'"));

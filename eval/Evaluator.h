@@ -2,7 +2,7 @@
 //
 // One Evaluator is one independent TSL world (the public tsl::Engine owns one). It reads
 // source into Syntax, expands macros into core forms (Expander), compiles those into
-// nodes (Analyzer) and runs them. It also enforces the limits of LANGUAGE.md §8: the call
+// nodes (Analyzer) and runs them. It also enforces the limits of docs/language.md §8: the call
 // depth (10 000 by default), the native stack, and interruption (Ctrl-C).
 #pragma once
 

@@ -1,6 +1,6 @@
 // eval/HashIndex.h — a persistent hash array mapped trie from hashes to entry numbers.
 //
-// A TSL map keeps its entries in insertion order in a PersistentVector (LANGUAGE.md §3
+// A TSL map keeps its entries in insertion order in a PersistentVector (docs/language.md §3
 // asks maps to print in insertion order) and finds them through this index: a HAMT
 // (Bagwell's ideal hash trees, with CHAMP's split of inline entries and children) keyed
 // by a key's 64-bit hash and holding the entry's position in that vector. The index

@@ -1,4 +1,4 @@
-// eval/Printer.h — values as text (LANGUAGE.md §3, "Printing").
+// eval/Printer.h — values as text (docs/language.md §3, "Printing").
 #pragma once
 
 #include "eval/Value.h"

@@ -450,7 +450,7 @@ ir::Value* Tracer::materializeAs(const Value& v, const ir::Type& type, const Spa
 namespace {
 
 /// Two types that differ only in their layouts meet at row-major: inside a function the
-/// layouts are the compiler's business (LANGUAGE §7), never a reason to refuse a program
+/// layouts are the compiler's business (docs/language.md §7), never a reason to refuse a program
 /// eager code runs. Whether they then agree.
 bool meetLayouts(ir::Type& a, ir::Type& b) {
   if (a.layout != b.layout && a.dtype == b.dtype && a.dims == b.dims) a.layout = b.layout = ir::Layout::RowMajor;

@@ -1,4 +1,4 @@
-// eval/Trees.h — maps, vectors and lists of tensors as trees (LANGUAGE.md §4, "Trees").
+// eval/Trees.h — maps, vectors and lists of tensors as trees (docs/language.md §4, "Trees").
 //
 // A tree is a map, vector or list whose elements are trees; anything else is a leaf,
 // except nil, which is an empty subtree (kept as is, never passed to a function). Two

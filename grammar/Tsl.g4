@@ -1,4 +1,4 @@
-// Tsl.g4 — the reader's grammar (LANGUAGE.md §1).
+// Tsl.g4 — the reader's grammar (docs/language.md §1).
 //
 // The parse tree this produces never leaves parser/: Reader.cpp converts it at once into
 // tsl::Syntax nodes with spans. Delimiter balance, nesting depth and malformed tokens are

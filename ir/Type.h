@@ -3,7 +3,7 @@
 // Concrete dimensions are sizes; a symbolic dimension has a name ("n") and stands for a
 // size fixed only when the function is called. Types print as `f32[128,64]`, `f32` for a
 // scalar, `f32[n,64]` with a symbolic dimension and `f32[1,2,8,8,16]{nc1hwc0}` when the
-// physical layout is not the default (LANGUAGE.md §7).
+// physical layout is not the default (docs/language.md §7).
 #pragma once
 
 #include "runtime/Layout.h"
@@ -15,7 +15,7 @@
 
 namespace tsl::ir {
 
-/// Physical layouts (LANGUAGE.md §7, runtime/Layout.h). Row-major is the default and
+/// Physical layouts (docs/language.md §7, runtime/Layout.h). Row-major is the default and
 /// prints nothing; the IR text names the others in braces after the shape.
 using Layout = tsl::Layout;
 /// The layout an IR type names ("nhwc"; "row-major", "default" and "nchw" for row-major).

@@ -1,4 +1,4 @@
-// parser/Reader.h — text to syntax trees (LANGUAGE.md §1).
+// parser/Reader.h — text to syntax trees (docs/language.md §1).
 //
 // The reader is the only place that sees ANTLR. It reports the first malformed thing in
 // the text as a syntax error with its span: an unclosed delimiter at the position where it

@@ -1,6 +1,6 @@
 // runtime/Creation.h — tensors made from nothing: full, arange, linspace, eye.
 //
-// Float creation defaults to f32 and integer creation to i64 (LANGUAGE.md §3); the
+// Float creation defaults to f32 and integer creation to i64 (docs/language.md §3); the
 // caller passes the dtype explicitly. Shapes are checked before anything is allocated.
 #pragma once
 

@@ -1,4 +1,4 @@
-// runtime/Format.h — how numbers and tensors print (LANGUAGE.md §3, "Printing").
+// runtime/Format.h — how numbers and tensors print (docs/language.md §3, "Printing").
 //
 // A rank-0 tensor prints as its number alone, in the shortest form that reads back to
 // the same value of its dtype; floats always show a '.' or an exponent. A tensor of rank

@@ -1,7 +1,7 @@
 // runtime/Gradients.h — the adjoint operations reverse-mode autodiff emits.
 //
 // Derivatives are ordinary IR (autodiff/), and most of them are built from the primitives
-// of LANGUAGE.md §4. These are the few that are not: each is the adjoint (transpose) of a
+// of docs/language.md §4. These are the few that are not: each is the adjoint (transpose) of a
 // primitive's linear part — scattering back what a slice, a take, a convolution or a
 // pooling gathered. They are operations of the table like any other (so derivatives can
 // be printed, optimised and differentiated again) but have no TSL name of their own.
@@ -30,7 +30,7 @@ Tensor conv2dGradWeight(const Tensor& x, const Tensor& ct, const Conv2dAttrs& at
 void checkConv2dGrad(const Shape& x, const Shape& w, const Shape& ct, const Conv2dAttrs& attrs, const char* op);
 
 /// The cotangent of max-pool2d's input: each window's ct goes to its maximum, split evenly
-/// among tied maxima (the convention of LANGUAGE.md §5 for max).
+/// among tied maxima (the convention of docs/language.md §5 for max).
 Tensor maxPool2dGrad(const Tensor& x, const Tensor& ct, const Pool2dAttrs& attrs);
 /// The cotangent of avg-pool2d's input (of shape `x`): each window's ct spread evenly
 /// over its kernel-size cells (padding included in the divisor, as the forward counts it).

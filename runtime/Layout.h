@@ -1,10 +1,10 @@
 // runtime/Layout.h — physical layouts: how a tensor's logical elements sit in memory.
 //
-// A layout never changes what a tensor is (LANGUAGE.md §7): only where each logical
+// A layout never changes what a tensor is (docs/language.md §7): only where each logical
 // element is stored. Row-major is every fresh tensor's (reported :nchw at rank 4). NHWC
 // is a permutation of a rank-4 NCHW tensor's axes, so an NHWC tensor is an ordinary
 // strided tensor whose memory runs over N, H, W, C. The blocked layouts of the tensor core
-// (../shared/spec/TENSOR_CORE.md, "Layouts") split an axis into blocks of C0 and pad it:
+// (docs/layouts.md) split an axis into blocks of C0 and pad it:
 //
 //   NC1HWC0      rank-4 data [N,C,H,W]       physical [N, C1, H, W, C0]
 //   FRACTAL_Z    rank-4 weights [O,I,Kh,Kw]  physical [C1·Kh·Kw, N1, 16, C0]  (N1 = ⌈O/16⌉)
@@ -66,7 +66,7 @@ int64_t physicalBytes(Layout layout, const Shape& logical, DType dtype);
 /// in elements from its start.
 int64_t physicalOffset(Layout layout, const Shape& logical, DType dtype, const int64_t* index);
 
-/// The cube's data orders (TENSOR_CORE.md, TENSOR_CORE_CHECKS.md group M): a matrix cut
+/// The cube's data orders (docs/layouts.md, "Known answers", group M): a matrix cut
 /// into fractals of fractalRows × fractalCols, padded to whole fractals. The fractals are
 /// stored row by row ("big Z") or column by column ("big N"); the elements inside one row
 /// by row ("small z") or column by column ("small n").

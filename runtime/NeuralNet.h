@@ -1,4 +1,4 @@
-// runtime/NeuralNet.h — the neural-network primitives of LANGUAGE.md §4.
+// runtime/NeuralNet.h — the neural-network primitives of docs/language.md §4.
 //
 // Shapes are logical: images are NCHW, convolution weights OIHW. Every function checks
 // its operands and reports shape or value errors naming itself; the type and shape rules

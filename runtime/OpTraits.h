@@ -28,7 +28,7 @@ enum OpTrait : uint32_t {
   kLoopReduction = 1u << 8, ///< a reduction along axes that a generated loop accumulates
                             ///< element by element (sum, max, argmax...)
   // What an elementwise operation does to the zero padding of a blocked layout
-  // (TENSOR_CORE.md, "Layouts"): the layout passes move it onto blocked data only where
+  // (docs/layouts.md, "The passes"): the layout passes move it onto blocked data only where
   // the padding stays what the consumers need.
   kZeroAtZero = 1u << 9,    ///< f(0) = 0 (f(0, 0) = 0): zero padding stays zero (relu, mul)
   kFiniteAtZero = 1u << 10, ///< f(0) is finite but not 0 (exp, cos): padding stays finite
@@ -55,7 +55,7 @@ enum class FusionClass : uint8_t {
   Opaque,      ///< none of these: runs as it is
 };
 
-/// How an operation relates to the physical layout of its operands (LANGUAGE.md §7).
+/// How an operation relates to the physical layout of its operands (docs/language.md §7).
 enum class LayoutClass : uint8_t {
   Agnostic,        ///< works on any layout unchanged (elementwise, creation)
   AxisSensitive,   ///< its attributes name axes: works on a layout once they are mapped

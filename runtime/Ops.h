@@ -1,6 +1,6 @@
 // runtime/Ops.h — the one table of operations.
 //
-// Every primitive of LANGUAGE.md §4 is declared here once, with everything each phase
+// Every primitive of docs/language.md §4 is declared here once, with everything each phase
 // needs from it: its TSL name and IR mnemonic, how many tensor operands it takes, its
 // typed attributes, its traits (which passes query; they never switch on names), its
 // type and shape rule, and its eager kernel. The eager path and the IR use the same rule
@@ -404,7 +404,7 @@ struct OperandLayout {
 
 /// The layout an operation's result of rank `resultRank` takes: a conversion's is its
 /// attribute's; a layout-agnostic operation adopts the one its operands of the result's
-/// shape share (LANGUAGE.md §7: a layout never changes what is computed, and elementwise
+/// shape share (docs/language.md §7: a layout never changes what is computed, and elementwise
 /// work keeps it); a kLayoutFromData operation (conv2d, pooling, matmul) stores its
 /// result as its first operand is stored, where that layout fits; anything else gives
 /// row-major. Eager execution and the IR's type rule both follow it.

@@ -1,6 +1,6 @@
 // runtime/Reduce.h — reductions over axes: sum mean prod max min argmax argmin logsumexp.
 //
-// `axes` empty means every axis. Result dtypes follow NumPy, except as LANGUAGE.md §3
+// `axes` empty means every axis. Result dtypes follow NumPy, except as docs/language.md §3
 // fixes: sum and prod of bool or integers give i64; mean of bool or integers gives f32;
 // argmax and argmin give i64; logsumexp of integers gives f32. Float sums accumulate in the
 // element type with Eigen's vectorised tree (half types accumulate in f32). NaN propagates

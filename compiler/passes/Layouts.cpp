@@ -31,7 +31,7 @@ std::optional<Demand> cpuDemand(const ir::Operation& op) { return rowMajor(op); 
 
 /// :tc — the cube reads NC1HWC0 data and FRACTAL_Z weights for a convolution (load3d
 /// builds the left operand from NC1HWC0) and FRACTAL_NZ matrices for a matmul, and
-/// writes its results back in the data layout (TENSOR_CORE.md, "Layout passes"); every
+/// writes its results back in the data layout (docs/layouts.md, "The passes"); every
 /// other operation runs as on :cpu, on row-major values, except the elementwise ones,
 /// which the vector unit runs in any layout.
 std::optional<Demand> tcDemand(const ir::Operation& op) {

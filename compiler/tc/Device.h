@@ -3,7 +3,7 @@
 // Everything the `:tc` backend knows about the machine it emulates is in a Device: its
 // on-chip buffers (size, alignment), the bandwidth and latency of each data path, the
 // cube's rate, the pipes' queue depth and event ids, whether FIXPIPE exists, and the
-// numerics defaults (../shared/spec/TENSOR_CORE.md, "Device model"). Two presets —
+// numerics defaults (docs/tensor-core.md, "The device"). Two presets —
 // `a2` (the default) and `910a` — and a description file a user can write
 // (docs/tensor-core.md, "Device files"): `key = value` lines over a preset, validated
 // with errors naming the line.
@@ -27,7 +27,7 @@ struct Buffer {
 enum class Overflow : uint8_t { Infinity, Saturate };
 /// What a NaN becomes at the device's outputs.
 enum class NanMode : uint8_t { Keep, Zero };
-/// The order and rounding of the cube's accumulation (TENSOR_CORE.md, "Numerics").
+/// The order and rounding of the cube's accumulation (docs/tensor-core.md, "Numerics").
 enum class Accumulation : uint8_t { IeeeSeq, BlockFma };
 
 struct BlockFma {

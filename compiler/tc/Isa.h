@@ -2,7 +2,7 @@
 //
 // A tensor-core program is a list of instructions over the device's buffers (GM tensors
 // by number, on-chip buffers by byte address), each run on one pipe
-// (../shared/spec/TENSOR_CORE.md, "Instructions"). One table (Isa.cpp) gives every
+// (docs/tensor-core.md, "Instructions and programs"). One table (Isa.cpp) gives every
 // instruction its mnemonic, pipe and fields; the printer, the parser and the emulator's
 // decoding follow from it. The text form, one instruction per line:
 //

@@ -4,8 +4,8 @@
 // value: no double rounding through f32), products are exact, and the cube accumulates
 // either in k order with one f32 rounding per addition (`ieee_seq`) or NVIDIA-style in
 // blocks (`block_fma`); int8 products accumulate in int32, wrapping
-// (../shared/spec/TENSOR_CORE.md, "Numerics"; known answers in TENSOR_CORE_CHECKS.md,
-// group N). Counters record what rounding did.
+// (docs/tensor-core.md, "Numerics"; known answers in its "Known answers", group
+// N). Counters record what rounding did.
 #pragma once
 
 #include "compiler/tc/Device.h"

@@ -2,7 +2,7 @@
 //
 // Every instruction runs on one pipe (MTE2, MTE1, CUBE, FIXPIPE, MTE3, VECTOR) and costs a
 // fixed latency plus its bytes over its path's bandwidth, or its fractals for `mmad`
-// (../shared/spec/TENSOR_CORE.md, "Cost model"). A pipe runs its instructions in program
+// (docs/tensor-core.md, "Timelines"). A pipe runs its instructions in program
 // order; an instruction also waits for the ones it depends on (what set_flag / wait_flag
 // pairs and barriers order). The schedule gives each instruction's start and end, each
 // pipe's busy cycles, and the total against the serial sum; any schedule satisfies

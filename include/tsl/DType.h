@@ -1,4 +1,4 @@
-// tsl/DType.h — element types and the promotion rules of LANGUAGE.md §3.
+// tsl/DType.h — element types and the promotion rules of docs/language.md §3.
 //
 // The dtypes are listed once, here. Code that needs the C++ type of a dtype goes through
 // dispatchDType() in runtime/Dispatch.h, never through a switch of its own.

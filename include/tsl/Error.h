@@ -56,7 +56,7 @@ struct ExitRequest {
   int code;
 };
 
-/// The kinds of user error of LANGUAGE.md §8, plus Internal for bugs in TSL itself.
+/// The kinds of user error of docs/language.md §8, plus Internal for bugs in TSL itself.
 enum class ErrorKind : uint8_t { Syntax, Name, Type, Shape, Value, Io, Assert, Runtime, Internal };
 
 inline const char* errorKindName(ErrorKind kind) {

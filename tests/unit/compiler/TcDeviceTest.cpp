@@ -1,5 +1,5 @@
 // tests/unit/compiler/TcDeviceTest.cpp — the tensor core's device as data: the presets
-// match TENSOR_CORE.md's table, descriptions round-trip, and bad ones name their line.
+// match docs/tensor-core.md's table, descriptions round-trip, and bad ones name their line.
 #include "compiler/tc/Device.h"
 #include "compiler/tc/Timeline.h"
 #include "tsl/Error.h"
@@ -32,7 +32,7 @@ std::string errorOf(F fn) {
 
 } // namespace
 
-TEST_CASE("the presets are TENSOR_CORE.md's devices") {
+TEST_CASE("the presets are docs/tensor-core.md's devices") {
   const Device a2 = preset("a2");
   CHECK(presetNames().front() == "a2");
   CHECK(a2.l1 == Buffer{512 * 1024, 32});

@@ -1,5 +1,5 @@
 // tests/unit/compiler/TcIsaTest.cpp — the tensor core's instructions, executed one by one:
-// the cube's data orders (group M of TENSOR_CORE_CHECKS.md) as the instructions produce
+// the cube's data orders (group M of docs/layouts.md's known answers) as the instructions produce
 // them, int8 transposes and accumulation, the faults the emulator reports, and the text
 // form (round trips, and malformed programs rejected with positions, never a crash).
 #include "compiler/tc/Emulator.h"

@@ -1,5 +1,5 @@
-// tests/unit/compiler/TcNumericsTest.cpp — group N of TENSOR_CORE_CHECKS.md: fp16 and bf16
-// rounding, block_fma against ieee_seq, int8 accumulation with wrap counting.
+// tests/unit/compiler/TcNumericsTest.cpp — group N of docs/tensor-core.md's known answers:
+// fp16 and bf16 rounding, block_fma against ieee_seq, int8 accumulation with wrap counting.
 #include "compiler/tc/Numerics.h"
 
 #include <doctest/doctest.h>
@@ -80,7 +80,7 @@ TEST_CASE("counters, and the 910a preset's saturation and NaN to zero") {
   CHECK(d.overflow == 3);
 }
 
-TEST_CASE("block_fma against ieee_seq on TENSOR_CORE_CHECKS.md's cases") {
+TEST_CASE("block_fma against ieee_seq on the known answers' cases (group N)") {
   const BlockFma mode{4, 0, true};
   struct Case {
     std::vector<double> b;

@@ -1,5 +1,6 @@
-// tests/unit/compiler/TcTimelineTest.cpp — group C of TENSOR_CORE_CHECKS.md: the costs of
-// instructions on the a2 device and the per-pipe timelines of schedules built from them.
+// tests/unit/compiler/TcTimelineTest.cpp — group C of docs/tensor-core.md's known answers:
+// the costs of instructions on the a2 device and the per-pipe timelines of schedules built
+// from them.
 #include "compiler/tc/Timeline.h"
 
 #include <doctest/doctest.h>
@@ -37,7 +38,7 @@ std::vector<Step> kSteps(const Device& d, int steps, int buffers) {
 
 } // namespace
 
-TEST_CASE("C1: a 128³ fp16 matmul resident once costs what TENSOR_CORE.md computes") {
+TEST_CASE("C1: a 128³ fp16 matmul resident once costs what docs/tensor-core.md computes") {
   const Device d = preset("a2");
   const std::vector<Step> steps = kSteps(d, 1, 1);
   CHECK(steps[0].cycles == 1024); // 65,536 B GM→L1 at 64 B/cycle

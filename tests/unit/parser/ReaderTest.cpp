@@ -1,4 +1,4 @@
-// tests/unit/parser/ReaderTest.cpp — the reader: every form of LANGUAGE §1, spans, errors.
+// tests/unit/parser/ReaderTest.cpp — the reader: every form of docs/language.md §1, spans, errors.
 #include "parser/Diagnostics.h"
 #include "parser/Reader.h"
 

@@ -1,4 +1,4 @@
-// tests/unit/runtime/DTypeTest.cpp — the promotion rules of LANGUAGE §3, entry by entry.
+// tests/unit/runtime/DTypeTest.cpp — the promotion rules of docs/language.md §3, entry by entry.
 #include "runtime/DType.h"
 
 #include <doctest/doctest.h>

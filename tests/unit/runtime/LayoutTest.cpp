@@ -1,5 +1,5 @@
 // tests/unit/runtime/LayoutTest.cpp — physical layouts against the known answers of
-// TENSOR_CORE_CHECKS.md (groups L and M, and the eager halves of P3 and P5). The
+// docs/layouts.md, "Known answers" (groups L and M, and the eager halves of P3 and P5). The
 // int8 rows use :bool, TSL's one 1-byte dtype: C0 depends only on the element size.
 #include "Reference.h"
 #include "runtime/Format.h"
@@ -164,7 +164,7 @@ TEST_CASE("L9 small channel counts in NC1HWC0 and NHWC") {
 }
 
 TEST_CASE("L10 a cast that changes the element size changes C0") {
-  // TSL's one 1-byte dtype is :bool (LANGUAGE.md has no int8 tensors): it stands for int8.
+  // TSL's one 1-byte dtype is :bool (TSL has no int8 tensors): it stands for int8.
 
   const Tensor x = toLayout(counting({1, 33, 2, 2}, DType::Bool), Layout::NC1HWC0);
   CHECK(x.physicalShape() == Shape{1, 2, 2, 2, 32});
