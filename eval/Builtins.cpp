@@ -16,7 +16,7 @@ std::string shortPrint(const Value& v) {
 } // namespace
 
 void badArgument(const CallContext& cx, size_t index, std::string_view expected, const Value& got) {
-  if (got.isTraced())
+  if (isTraced(got))
     fail(ErrorKind::Type, "jit: ", cx.self.name(), " needs the value of argument ", index + 1, " (", describeKind(got),
          "), which is known only when the compiled code runs; pass it as a static value instead");
   fail(ErrorKind::Type, cx.self.name(), " expects ", expected, " as argument ", index + 1, ", got ",

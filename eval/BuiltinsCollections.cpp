@@ -3,7 +3,7 @@
 // `map`, `filter`, `rest` and `range` return vectors (docs/language.md §4); over a tensor the
 // sequence functions walk its first axis; `count` gives an i64.
 #include "eval/Builtins.h"
-#include "eval/Tracer.h"
+#include "eval/Staging.h"
 #include "runtime/Views.h"
 
 #include <algorithm>
@@ -88,7 +88,7 @@ Value nthOf(const CallContext& cx, const Value& coll, int64_t i, const Value* no
   }
   if (coll.isVector()) return coll.vector()[static_cast<size_t>(i)];
   if (coll.isTensor()) return Value(selectIndex(coll.tensor(), 0, i));
-  if (coll.isTraced()) return tracedRow(coll, i);
+  if (std::optional<Value> staged = staging::row(coll, i)) return std::move(*staged);
   return sequenceItems(coll)[static_cast<size_t>(i)];
 }
 

@@ -2,6 +2,7 @@
 // (macroexpand, eval, gensym, exit, assertions).
 #include "eval/Builtins.h"
 #include "runtime/Io.h"
+#include "eval/Staging.h"
 #include "eval/Tracer.h"
 #include "eval/Convert.h"
 #include "parser/Reader.h"
@@ -161,16 +162,16 @@ void registerCoreBuiltins(Evaluator& evaluator) {
   definePredicate(evaluator, "sequential?", [](const Value& v) { return v.isSequential(); });
   definePredicate(evaluator, "coll?", [](const Value& v) { return v.isSequential() || v.isMap(); });
   // A traced tensor answers by its type, as the tensor it stands for would.
-  definePredicate(evaluator, "tensor?", [](const Value& v) { return v.isTensorLike(); });
+  definePredicate(evaluator, "tensor?", [](const Value& v) { return isTensorLike(v); });
   definePredicate(evaluator, "number?", [](const Value& v) {
-    return v.isTensorLike() && !v.isNonScalarTensor() && !isBool(v.isTensor() ? v.tensor().dtype() : tracedType(v).dtype);
+    return isTensorLike(v) && !v.isNonScalarTensor() && !isBool(v.isTensor() ? v.tensor().dtype() : tracedType(v).dtype);
   });
   definePredicate(evaluator, "boolean?", [](const Value& v) {
-    return v.isTensorLike() && !v.isNonScalarTensor() && isBool(v.isTensor() ? v.tensor().dtype() : tracedType(v).dtype);
+    return isTensorLike(v) && !v.isNonScalarTensor() && isBool(v.isTensor() ? v.tensor().dtype() : tracedType(v).dtype);
   });
   evaluator.defineBuiltin("type", 1, 1, [](CallContext&, Args args) {
     const Value& v = args[0];
-    if (v.isTensorLike()) return makeKeyword(v.isNonScalarTensor() ? "tensor" : "number");
+    if (isTensorLike(v)) return makeKeyword(v.isNonScalarTensor() ? "tensor" : "number");
     static const char* const names[] = {"nil", "tensor", "string", "keyword", "symbol",
                                         "list", "vector", "map", "fn", "recur"};
     return makeKeyword(names[static_cast<int>(v.kind())]);
@@ -182,11 +183,7 @@ void registerCoreBuiltins(Evaluator& evaluator) {
     std::string message = args[0].isString() ? args[0].string().text() : printValue(args[0], false);
     // In a branch taken on a traced value, the failure happens when the compiled code
     // takes that branch: the IR raises it there, at the assert's span.
-    if (cx.evaluator.tracer() && cx.evaluator.tracer()->inStagedBranch()) {
-      ir::Operation* raise = cx.evaluator.tracer()->builder().create(ir::OpCode::of(ir::Structural::Raise), {}, {}, cx.span);
-      raise->setRaise(ErrorKind::Assert, std::move(message));
-      return Value();
-    }
+    if (staging::raise(cx.evaluator, ErrorKind::Assert, message, cx.span)) return Value();
     fail(ErrorKind::Assert, message);
   });
   evaluator.defineBuiltin("exit", 0, 1, [](CallContext& cx, Args args) -> Value {

@@ -8,6 +8,7 @@
 #include "runtime/CallForms.h"
 #include "runtime/Elementwise.h"
 #include "runtime/ScalarFastPath.h"
+#include "eval/Staging.h"
 #include "eval/Tracer.h"
 #include "eval/Trees.h"
 
@@ -22,10 +23,9 @@ namespace {
 
 /// A unary elementwise operation, eager or (on a traced operand) emitted.
 Value unaryCall(UnaryOp op, const CallContext& cx, const Value& x) {
-  if (x.isTraced()) {
-    const Value* operands[] = {&x};
-    return activeTracer(x).emit(opKind(op), NoAttrs{}, operands, cx.span);
-  }
+  const Value* operands[] = {&x};
+  if (std::optional<Value> staged = staging::primitive(cx.evaluator, opKind(op), NoAttrs{}, operands, cx.span))
+    return std::move(*staged);
   if (!x.isTensor()) badArgument(cx, 0, "a tensor", x);
   return Value(applyUnary(op, x.tensor()));
 }
@@ -46,9 +46,8 @@ Value treeCall(const Value& a, const Value& b, const Span& span) {
 
 /// Under jit: the operation on a traced operand becomes IR.
 Value emitTraced(OpKind kind, const Value& a, const Value& b, const Span& span) {
-  Tracer* tracer = &activeTracer(a.isTraced() ? a : b);
   const Value* operands[] = {&a, &b};
-  return tracer->emit(kind, NoAttrs{}, operands, span);
+  return *staging::primitiveOnTraced(kind, NoAttrs{}, operands, span);
 }
 
 /// (op a b) for two operands: the builtin's two-argument meaning and its fast path.
@@ -56,11 +55,11 @@ template <BinaryOp op>
 Value binaryCall(const Value& a, const Value& b, const Span& span) {
   if (a.isTensor() && b.isTensor()) [[likely]]
     return Value(applyBinaryInline<op>(a.tensor(), b.tensor()));
-  if ((a.isTraced() && b.isTensorLike()) || (b.isTraced() && a.isTensorLike()))
+  if ((isTraced(a) && isTensorLike(b)) || (isTraced(b) && isTensorLike(a)))
     return emitTraced(opKind(op), a, b, span);
   if constexpr (worksOnTrees(op))
-    if ((isTreeNode(a) || a.isTensorLike()) && (isTreeNode(b) || b.isTensorLike())) return treeCall<op>(a, b, span);
-  if (!a.isTensorLike()) notTensor(op, 0, a);
+    if ((isTreeNode(a) || isTensorLike(a)) && (isTreeNode(b) || isTensorLike(b))) return treeCall<op>(a, b, span);
+  if (!isTensorLike(a)) notTensor(op, 0, a);
   notTensor(op, 1, b);
 }
 
@@ -72,7 +71,7 @@ void defineFold(Evaluator& evaluator, const char* name, int64_t identity, bool u
     if (args.empty()) return Value(Tensor::weakInt(identity));
     if (args.size() == 1) {
       if (!args[0].isTensor()) {
-        if (args[0].isTraced()) {
+        if (isTraced(args[0])) {
           if (op == BinaryOp::Sub) return unaryCall(UnaryOp::Neg, cx, args[0]);
           if (unaryInverse) return binaryCall<op>(Value(Tensor::weakInt(identity)), args[0], cx.span);
           return args[0];
@@ -100,7 +99,7 @@ void defineComparison(Evaluator& evaluator, const char* name) {
     if (args.size() == 2) return binaryCall<op>(args[0], args[1], cx.span);
     for (size_t i = 0; i + 1 < args.size(); ++i) {
       const Value result = binaryCall<op>(args[i], args[i + 1], cx.span);
-      if (result.isTraced())
+      if (isTraced(result))
         fail(ErrorKind::Type, "jit: ", cx.self.name(), " with more than two operands compares scalars now, not traced tensors");
       if (!result.tensor().isScalar())
         fail(ErrorKind::Type, cx.self.name(), " with more than two operands compares scalars only");
@@ -167,7 +166,7 @@ void registerNumericBuiltins(Evaluator& evaluator) {
   });
   evaluator.defineBuiltin("not", 1, 1, [](CallContext& cx, Args args) {
     // Under jit, the negation of a traced boolean is known only when the code runs.
-    if (args[0].isTraced() && tracedType(args[0]).dtype == DType::Bool && tracedType(args[0]).rank() == 0)
+    if (isTraced(args[0]) && tracedType(args[0]).dtype == DType::Bool && tracedType(args[0]).rank() == 0)
       return unaryCall(UnaryOp::LogicalNot, cx, args[0]);
     return boolean(!args[0].truthy());
   });
@@ -175,7 +174,7 @@ void registerNumericBuiltins(Evaluator& evaluator) {
   // (layout x): how x's elements sit in memory (docs/language.md §7); of a value being traced,
   // the layout its type gives.
   evaluator.defineBuiltin("layout", 1, 1, [](CallContext& cx, Args args) {
-    if (args[0].isTraced()) {
+    if (isTraced(args[0])) {
       const ir::Type& type = tracedType(args[0]);
       return makeKeyword(layoutKeyword(type.layout, type.rank()));
     }
@@ -183,9 +182,9 @@ void registerNumericBuiltins(Evaluator& evaluator) {
     return makeKeyword(layoutKeyword(t.layout(), t.rank()));
   });
   evaluator.defineBuiltin("dtype", 1, 1, [](CallContext& cx, Args args) {
-    if (args[0].isTraced()) {
+    if (isTraced(args[0])) {
       const DType d = tracedType(args[0]).dtype;
-      const bool weak = args[0].traced().tracer()->isWeak(args[0].traced().value());
+      const bool weak = traced(args[0]).tracer()->isWeak(traced(args[0]).value());
       return makeKeyword(dtypeName(weak ? concreteDType({d, true}) : d));
     }
     return makeKeyword(dtypeName(concreteDType(tensorArg(cx, args, 0).typeKey())));

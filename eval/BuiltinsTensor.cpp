@@ -6,6 +6,7 @@
 // (BuiltinsNumeric.cpp) and are left alone here.
 #include "eval/Builtins.h"
 #include "eval/OpArgs.h"
+#include "eval/Staging.h"
 #include "eval/Tracer.h"
 #include "eval/Trees.h"
 #include "runtime/Elementwise.h"
@@ -21,12 +22,8 @@ namespace tsl::builtins {
 namespace {
 
 Value runCall(const CallContext& cx, const OpCall& call) {
-  for (const Value* v : call.operands)
-    if (v->isTraced()) return activeTracer(*v).emit(call.kind, call.attrs, call.operands, cx.span);
-  // Under jit, creation operations become IR too (fold-constants turns small ones into
-  // constants), so a large (zeros [4096 4096]) is not baked into the program.
-  if (Tracer* tracer = cx.evaluator.tracer(); tracer && opInfo(call.kind).has(kCreation))
-    return tracer->emit(call.kind, call.attrs, call.operands, cx.span);
+  if (std::optional<Value> staged = staging::primitive(cx.evaluator, call.kind, call.attrs, call.operands, cx.span))
+    return std::move(*staged);
   std::vector<Tensor> operands;
   operands.reserve(call.operands.size());
   for (const Value* v : call.operands) operands.push_back(v->tensor());
@@ -39,7 +36,7 @@ Value runCall(const CallContext& cx, const OpCall& call) {
 /// the axis as the view would. Checked as eager get checks (count, rank-0 integers);
 /// out-of-range indices are the same value error, raised when the code runs.
 Value getByTake(const CallContext& cx, Args args) {
-  const ir::Type* xType = args[0].isTraced() ? &tracedType(args[0]) : nullptr;
+  const ir::Type* xType = isTraced(args[0]) ? &tracedType(args[0]) : nullptr;
   const int rank = xType ? xType->rank() : args[0].tensor().rank();
   if (static_cast<int>(args.size()) - 1 > rank)
     fail(ErrorKind::Value, "get: ", args.size() - 1, " indices for a tensor of rank ", rank);
@@ -51,7 +48,7 @@ Value getByTake(const CallContext& cx, Args args) {
       ++axis;
       continue;
     }
-    const bool integral = index.isTraced() ? tracedType(index).rank() == 0 && isInteger(tracedType(index).dtype)
+    const bool integral = isTraced(index) ? tracedType(index).rank() == 0 && isInteger(tracedType(index).dtype)
                                            : index.isTensor() && index.tensor().isScalar() && isInteger(index.tensor().dtype());
     if (!integral) fail(ErrorKind::Type, "get: an index must be an integer or nil, got ", describeKind(index));
     const Value* operands[] = {&x, &index};
@@ -64,7 +61,7 @@ Shape staticShape(const CallContext& cx, const Value& v);
 
 /// A rank-0 traced (or concrete) value of the kind `what` names, else a type error.
 const Value& scalarOperand(const CallContext& cx, const Value& v, std::string_view what) {
-  const bool scalar = v.isTraced() ? tracedType(v).rank() == 0 : v.isTensor() && v.tensor().isScalar();
+  const bool scalar = isTraced(v) ? tracedType(v).rank() == 0 : v.isTensor() && v.tensor().isScalar();
   if (!scalar) fail(ErrorKind::Type, cx.self.name(), ": ", what, " must be a number, got ", describeKind(v));
   return v;
 }
@@ -83,7 +80,7 @@ Value fullTraced(const CallContext& cx, Args args) {
   const DType d = [&] {
     if (const Value* dt = kw.find("dtype")) return readDType(cx, *dt);
     const DType own = tracedType(v).dtype;
-    return v.traced().tracer()->isWeak(v.traced().value()) ? concreteDType({own, true}) : own;
+    return traced(v).tracer()->isWeak(traced(v).value()) ? concreteDType({own, true}) : own;
   }();
   return call1(cx, OpKind::BroadcastTo, call1(cx, OpKind::Cast, v, CastAttrs{d}), ShapeAttrs{readInts(cx, args[0], "the shape")});
 }
@@ -104,7 +101,7 @@ Value padTraced(const CallContext& cx, Args args) {
   for (size_t i = 2; i + 1 < plain.size(); i += 2)
     if (plain[i].isKeyword() && plain[i].keyword().name() == "value") plain[i + 1] = Value(Tensor::weakInt(1));
   const Value border = runCall(cx, readOpCall(cx, OpKind::Pad, *opInfo(OpKind::Pad).call, plain));
-  const DType d = args[0].isTraced() ? tracedType(args[0]).dtype : args[0].tensor().dtype();
+  const DType d = isTraced(args[0]) ? tracedType(args[0]).dtype : args[0].tensor().dtype();
   const Value filler = call1(cx, OpKind::Cast, v, CastAttrs{d});
   const Value* operands[] = {&border, &filler, &padded};
   return runCall(cx, OpCall{OpKind::Where, {operands[0], operands[1], operands[2]}, NoAttrs{}});
@@ -150,7 +147,7 @@ void definePrimitive(Evaluator& evaluator, const CallName& n) {
 
 /// The shape of a tensor, or of a traced tensor whose dimensions are all known.
 Shape staticShape(const CallContext& cx, const Value& v) {
-  if (!v.isTraced()) return tensorArg(cx, Args(&v, 1), 0).shape();
+  if (!isTraced(v)) return tensorArg(cx, Args(&v, 1), 0).shape();
   const ir::Type& type = tracedType(v);
   if (!type.concrete()) fail(ErrorKind::Type, "jit: the shape ", type.str(), " has symbolic dimensions");
   return type.shape();
@@ -198,7 +195,7 @@ void registerTensorBuiltins(Evaluator& evaluator) {
   // get: indexing on tensors, lookup on maps and vectors.
   const Value lookup = evaluator.core().find("get")->value;
   evaluator.defineBuiltin("get", 2, -1, [lookup](CallContext& cx, Args args) {
-    if ((args[0].isTensor() && !args[0].tensor().isScalar()) || args[0].isTraced()) {
+    if ((args[0].isTensor() && !args[0].tensor().isScalar()) || isTraced(args[0])) {
       OpCall call = readOpCall(cx, OpKind::Index, *opInfo(OpKind::Index).call, args);
       if (call.traced) return getByTake(cx, args);
       return runCall(cx, call);
@@ -212,7 +209,7 @@ void registerTensorBuiltins(Evaluator& evaluator) {
     return shapeValue(staticShape(cx, args[0]));
   });
   evaluator.defineBuiltin("rank", 1, 1, [](CallContext& cx, Args args) {
-    if (args[0].isTraced()) return Value(Tensor::ofInt(tracedType(args[0]).rank()));
+    if (isTraced(args[0])) return Value(Tensor::ofInt(tracedType(args[0]).rank()));
     return Value(Tensor::ofInt(tensorArg(cx, args, 0).rank()));
   });
   evaluator.defineBuiltin("size", 1, 1, [](CallContext& cx, Args args) {
@@ -223,11 +220,11 @@ void registerTensorBuiltins(Evaluator& evaluator) {
     const Value* axis = kw.find("axis");
     const int64_t n = readInt(cx, args[1], "the number of parts"), along = axis ? readInt(cx, *axis, ":axis") : 0;
     std::vector<Value> parts;
-    if (args[0].isTraced()) { // under jit: one slice operation per part
+    if (isTraced(args[0])) { // under jit: one slice operation per part
       const Value* x = &args[0];
       for (auto& ranges : splitRanges(staticShape(cx, args[0]), n, along))
-        parts.push_back(activeTracer(*x).emit(OpKind::Slice, SliceAttrs{std::move(ranges)},
-                                                   std::span<const Value* const>(&x, 1), cx.span));
+        parts.push_back(*staging::primitive(cx.evaluator, OpKind::Slice, SliceAttrs{std::move(ranges)},
+                                            std::span<const Value* const>(&x, 1), cx.span));
       return makeVector(std::move(parts));
     }
     for (Tensor& part : split(tensorArg(cx, args, 0), n, along)) parts.emplace_back(std::move(part));

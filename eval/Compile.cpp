@@ -68,7 +68,7 @@ Tensor strongLeaf(const Tensor& t) {
 
 /// The IR type a leaf is passed as.
 ir::Type leafType(const Value& leaf) {
-  if (leaf.isTraced()) return tracedType(leaf);
+  if (isTraced(leaf)) return tracedType(leaf);
   return ir::Type::of(strongLeaf(leaf.tensor()));
 }
 
@@ -107,9 +107,9 @@ Lowered lowerImpl(Evaluator& evaluator, const Value& fn, Signature signature, co
     std::vector<ir::Value*> returned;
     for (const Value& leaf : resultLeaves) {
       // A weak literal comes back weak, exactly as eager code gives it.
-      const bool weak = leaf.isTraced() ? tracer.isWeak(leaf.traced().value()) : leaf.tensor().weak();
+      const bool weak = isTraced(leaf) ? tracer.isWeak(traced(leaf).value()) : leaf.tensor().weak();
       std::optional<DType> as;
-      if (weak) as = leaf.isTraced() ? tracedType(leaf).dtype : strongLeaf(leaf.tensor()).dtype();
+      if (weak) as = isTraced(leaf) ? tracedType(leaf).dtype : strongLeaf(leaf.tensor()).dtype();
       out.weakResult.push_back(weak);
       returned.push_back(tracer.materialize(leaf, as, span));
     }

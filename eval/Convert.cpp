@@ -186,7 +186,7 @@ SyntaxPtr valueToSyntax(const Value& value, const Span& fallback) {
   }
   case ValueKind::Function:
   case ValueKind::Recur:
-  case ValueKind::Traced:
+  case ValueKind::Internal:
     return Syntax::embedded(std::make_shared<EmbeddedValueHolder>(value), fallback);
   }
   return Syntax::nil(fallback);

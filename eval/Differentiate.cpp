@@ -37,7 +37,7 @@ struct Leaf {
 /// A bare number is differentiated at its concrete dtype (f32 for 3.0, as (dtype 3.0)
 /// says), so its gradient is an f32 like the tensors it meets.
 Leaf leafOf(const Value& v) {
-  if (v.isTraced()) {
+  if (isTraced(v)) {
     const ir::Type& t = tracedType(v);
     if (weakTraced(v)) return {v, ir::Type{concreteDType({t.dtype, true}), {}, ir::Layout::RowMajor}, false};
     return {v, t, false};

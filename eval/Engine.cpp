@@ -6,6 +6,7 @@
 #include "eval/Expander.h"
 #include "compiler/Compiler.h"
 #include "eval/Printer.h"
+#include "eval/Staging.h"
 #include "ir/Graphviz.h"
 #include "ir/Printer.h"
 #include "parser/Reader.h"
@@ -102,6 +103,7 @@ void Engine::defineNative(std::string_view name, std::function<Value(Args)> fn, 
   BuiltinFn adapter = [fn = std::move(fn), name = std::string(name)](CallContext& cx, Args args) -> Value {
     const Evaluator::CallLevel level(cx.evaluator, cx.span);
     if (nativeStackLow()) fail(ErrorKind::Runtime, "stack depth exceeded (the native stack is nearly full)");
+    staging::refuseInternal(cx.evaluator, name, args);
     try {
       Value result = fn(args);
       rejectRecurMarker(result, cat("the result of native function ", name));

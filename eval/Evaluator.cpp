@@ -7,6 +7,7 @@
 #include "eval/Analyzer.h"
 #include "eval/Expander.h"
 #include "eval/Printer.h"
+#include "eval/Staging.h"
 #include "parser/Reader.h"
 #include "runtime/Interrupt.h"
 #include "runtime/Io.h"
@@ -312,7 +313,7 @@ Value Evaluator::callClosure(const ClosureObj& closure, Args args, const Span& s
         rest = makeVector(std::vector<Value>(args.begin() + static_cast<std::ptrdiff_t>(fixed), args.end()));
       lambda.rest->bind(rest, slots);
     }
-    if (lambda.recurs && tracer_) {
+    if (lambda.recurs && staging::lowering(*this)) {
       // Under jit, a fn that recurs with traced values becomes a while.
       std::vector<Value> initial;
       std::vector<const Pattern*> targets;
@@ -324,12 +325,7 @@ Value Evaluator::callClosure(const ClosureObj& closure, Args args, const Span& s
         initial.push_back(args.size() > fixed ? makeVector(std::vector<Value>(args.begin() + static_cast<std::ptrdiff_t>(fixed), args.end())) : Value());
         targets.push_back(&*lambda.rest);
       }
-      bool traced = false;
-      for (const Value& v : initial) traced |= Tracer::containsTraced(v);
-      auto body = [&] { return lambda.body->eval(*this, frame); };
-      if (std::optional<Value> result = tracer_->runStaticLoop(body, span, Tracer::unrollLimit(traced))) return *result;
-      for (size_t i = 0; i < targets.size(); ++i) targets[i]->bind(initial[i], slots);
-      return tracer_->stageLoop(frame, targets, initial, body, lambda.span);
+      return *staging::loop(*this, frame, targets, initial, [&] { return lambda.body->eval(*this, frame); }, lambda.span);
     }
     for (;;) {
       Value result = lambda.body->eval(*this, frame);

@@ -3,7 +3,7 @@
 
 #include "eval/Evaluator.h"
 #include "eval/Printer.h"
-#include "eval/Tracer.h"
+#include "eval/Staging.h"
 #include "runtime/Views.h"
 #include "tsl/StackGuard.h"
 
@@ -69,9 +69,7 @@ Value nth(const Value& value, size_t i) {
     if (static_cast<int64_t>(i) >= t.shape()[0]) return Value();
     return Value(selectIndex(t, 0, static_cast<int64_t>(i)));
   }
-  case ValueKind::Traced:
-    if (static_cast<int64_t>(i) >= tracedLength(value)) return Value();
-    return tracedRow(value, static_cast<int64_t>(i));
+  case ValueKind::Internal: return *staging::row(value, static_cast<int64_t>(i));
   default: {
     const std::vector<Value> items = sequenceItems(value);
     return i < items.size() ? items[i] : Value();
@@ -129,18 +127,10 @@ Value DefNode::eval(Evaluator& evaluator, Frame& frame) const {
 
 Value IfNode::eval(Evaluator& evaluator, Frame& frame) const {
   const Value cond = cond_->eval(evaluator, frame);
-  if (cond.isTraced()) {
-    // Lowering runs both branches on this frame; each must see the slots as the if found
-    // them (a branch's last use moves a value out of its slot, eval/LastUses.cpp).
-    std::vector<Value> slots(frame.slots, frame.slots + frame.size);
-    return activeTracer(cond).stageIf(
-        cond, [&] { return then_->eval(evaluator, frame); },
-        [&] {
-          std::copy(slots.begin(), slots.end(), frame.slots);
-          return else_->eval(evaluator, frame);
-        },
-        span());
-  }
+  if (std::optional<Value> staged = staging::branch(
+          cond, frame, [&] { return then_->eval(evaluator, frame); }, [&] { return else_->eval(evaluator, frame); },
+          span()))
+    return std::move(*staged);
   bool truth;
   try {
     truth = cond.truthy();
@@ -166,13 +156,12 @@ Value LogicNode::evalFrom(Evaluator& evaluator, Frame& frame, size_t first) cons
   for (size_t i = first;; ++i) {
     Value value = operands_[i]->eval(evaluator, frame);
     if (i + 1 == operands_.size()) return value;
-    if (value.isTraced()) {
-      // (and a b): b if a is true, else a; (or a b): a if true, else b.
-      auto rest = [&] { return evalFrom(evaluator, frame, i + 1); };
-      auto self = [&] { return value; };
-      return isAnd_ ? activeTracer(value).stageIf(value, rest, self, span())
-                    : activeTracer(value).stageIf(value, self, rest, span());
-    }
+    // (and a b): b if a is true, else a; (or a b): a if true, else b.
+    auto rest = [&] { return evalFrom(evaluator, frame, i + 1); };
+    auto self = [&] { return value; };
+    if (std::optional<Value> staged = isAnd_ ? staging::branch(value, frame, rest, self, span())
+                                             : staging::branch(value, frame, self, rest, span()))
+      return std::move(*staged);
     bool truth;
     try {
       truth = value.truthy();
@@ -193,24 +182,16 @@ Value LetNode::eval(Evaluator& evaluator, Frame& frame) const {
 }
 
 Value LoopNode::eval(Evaluator& evaluator, Frame& frame) const {
-  if (Tracer* tracer = evaluator.tracer()) {
+  if (staging::lowering(evaluator)) {
     // Under jit, a loop whose trip count depends on traced values becomes a while.
     std::vector<Value> initial;
-    bool traced = false;
+    std::vector<const Pattern*> targets;
     for (const Binding& binding : bindings_) {
       initial.push_back(binding.init->eval(evaluator, frame));
       binding.pattern.bind(initial.back(), frame.slots);
-      traced |= Tracer::containsTraced(initial.back());
+      targets.push_back(&binding.pattern);
     }
-    // Run it as written (unrolled) unless its trip count depends on traced values.
-    auto body = [&] { return body_->eval(evaluator, frame); };
-    if (std::optional<Value> result = tracer->runStaticLoop(body, span(), Tracer::unrollLimit(traced))) {
-      releaseSlots(frame.slots, firstSlot_, endSlot_);
-      return *result;
-    }
-    std::vector<const Pattern*> targets;
-    for (const Binding& binding : bindings_) targets.push_back(&binding.pattern);
-    Value result = tracer->stageLoop(frame, targets, initial, body, span());
+    Value result = *staging::loop(evaluator, frame, targets, initial, [&] { return body_->eval(evaluator, frame); }, span());
     releaseSlots(frame.slots, firstSlot_, endSlot_);
     return result;
   }
@@ -231,7 +212,7 @@ Value RecurNode::eval(Evaluator& evaluator, Frame& frame) const {
   const size_t n = operands_.size();
   ValueBuffer<8> values(n);
   for (size_t i = 0; i < n; ++i) values.push(i, operands_[i]->eval(evaluator, frame));
-  if (Tracer* tracer = evaluator.tracer(); tracer && tracer->noteRecur(std::span<const Value>(values.data(), n)))
+  if (staging::recur(evaluator, std::span<const Value>(values.data(), n)))
     return Value::recurMarker(); // a staged loop takes the values; the bindings stay
   for (size_t i = 0; i < n; ++i) targets_[i]->bindMoved(std::move(values.data()[i]), frame.slots);
   return Value::recurMarker();

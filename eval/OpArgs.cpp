@@ -26,7 +26,7 @@ std::string shortPrint(const Value& v) {
 }
 
 [[noreturn]] void badAttr(const CallContext& cx, std::string_view what, std::string_view expected, const Value& got) {
-  if (got.isTraced())
+  if (isTraced(got))
     fail(ErrorKind::Type, "jit: ", cx.self.name(), ": ", what, " must be known when compiling, but it is a ",
          describeKind(got), " (pass it as a static value instead)");
   fail(ErrorKind::Type, cx.self.name(), ": ", what, " must be ", expected, ", got ", describeKind(got),
@@ -60,9 +60,9 @@ std::array<int64_t, 2> readPair(const CallContext& cx, const Value& v, std::stri
 /// The dtype a fill value suggests: bool, i64 for integers, f32 for floats, or a strong
 /// scalar's own dtype.
 DType dtypeOfValue(const Value& v) {
-  if (v.isTraced()) {
+  if (isTraced(v)) {
     const DType d = tracedType(v).dtype;
-    return v.traced().tracer()->isWeak(v.traced().value()) ? concreteDType({d, true}) : d;
+    return traced(v).tracer()->isWeak(traced(v).value()) ? concreteDType({d, true}) : d;
   }
   const Tensor& t = v.tensor();
   return t.weak() ? concreteDType(t.typeKey()) : t.dtype();
@@ -149,10 +149,10 @@ std::vector<SliceRange> readRanges(const CallContext& cx, const Value& v, const 
 
 /// The shape (and, in `source`, the dtype) of a tensor whose shape is what is read.
 std::vector<int64_t> readShapeOf(const CallContext& cx, const Value& v, DType& source) {
-  if (!v.isTensorLike()) badArgument(cx, 0, "a tensor", v);
-  if (v.isTraced() && !tracedType(v).concrete())
+  if (!isTensorLike(v)) badArgument(cx, 0, "a tensor", v);
+  if (isTraced(v) && !tracedType(v).concrete())
     fail(ErrorKind::Type, "jit: ", cx.self.name(), " of a tensor of symbolic shape ", tracedType(v).str());
-  const Shape shape = v.isTraced() ? tracedType(v).shape() : v.tensor().shape();
+  const Shape shape = isTraced(v) ? tracedType(v).shape() : v.tensor().shape();
   source = dtypeOfValue(v);
   return {shape.begin(), shape.end()};
 }
@@ -248,7 +248,7 @@ OpCall readOpCall(const CallContext& cx, OpKind self, const CallForm& form, Args
     const Value* v = isPositional ? &positional[next++] : kw.find(a.name);
     switch (a.kind) {
     case ArgKind::Tensor:
-      if (!v->isTensorLike()) badArgument(cx, next - 1, "a tensor", *v);
+      if (!isTensorLike(*v)) badArgument(cx, next - 1, "a tensor", *v);
       call.operands.push_back(v);
       continue;
     case ArgKind::Tensors:
@@ -261,11 +261,11 @@ OpCall readOpCall(const CallContext& cx, OpKind self, const CallForm& form, Args
       }
       if (call.operands.empty()) fail(ErrorKind::Value, name, " needs at least one tensor");
       for (const Value* t : call.operands)
-        if (!t->isTensorLike()) badAttr(cx, "every element", "a tensor", *t);
+        if (!isTensorLike(*t)) badAttr(cx, "every element", "a tensor", *t);
       continue;
     case ArgKind::MoreTensors:
       for (--next; next < positional.size(); ++next) {
-        if (!positional[next].isTensorLike()) badArgument(cx, next, "a tensor", positional[next]);
+        if (!isTensorLike(positional[next])) badArgument(cx, next, "a tensor", positional[next]);
         call.operands.push_back(&positional[next]);
       }
       if (call.operands.empty()) fail(ErrorKind::Type, name, " needs at least one tensor (usage: ", usageOf(name, form), ")");
@@ -273,7 +273,7 @@ OpCall readOpCall(const CallContext& cx, OpKind self, const CallForm& form, Args
     case ArgKind::Indices: {
       std::vector<std::optional<int64_t>> indices;
       for (--next; next < positional.size(); ++next) {
-        if (positional[next].isTraced() && a.traced) {
+        if (isTraced(positional[next]) && a.traced) {
           call.traced = true;
           indices.push_back(0);
           continue;
@@ -291,7 +291,7 @@ OpCall readOpCall(const CallContext& cx, OpKind self, const CallForm& form, Args
       if (a.fallback) values[i] = readFallback(a);
       continue;
     }
-    if (v->isTraced() && a.kind != ArgKind::ShapeOf) {
+    if (isTraced(*v) && a.kind != ArgKind::ShapeOf) {
       if (!a.traced) badAttr(cx, nameOf(a), "", *v); // must be known when compiling
       call.traced = true; // the row's traced form reads this call (eval/BuiltinsTensor.cpp)
       continue;

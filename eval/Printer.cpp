@@ -62,8 +62,8 @@ void print(const Value& value, bool readably, std::string& out) {
     break;
   }
   case ValueKind::Recur: out += "#<recur>"; break;
-  case ValueKind::Traced:
-    out += value.traced().alive() ? cat("#<traced ", tracedTypeName(value), ">") : "#<traced, escaped>";
+  case ValueKind::Internal:
+    out += traced(value).alive() ? cat("#<traced ", tracedTypeName(value), ">") : "#<traced, escaped>";
     break;
   }
 }

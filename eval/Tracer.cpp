@@ -14,12 +14,12 @@ namespace {
 /// so captured weights do not bloat the IR.
 constexpr int64_t kMaxConstantElements = 64;
 
-bool isLeaf(const Value& v) { return v.isTensorLike(); }
+bool isLeaf(const Value& v) { return isTensorLike(v); }
 
 /// The type a leaf has if it is traced or a strong tensor; nullopt for a weak scalar,
 /// whose type depends on what it meets.
 std::optional<ir::Type> strongType(const Value& v) {
-  if (v.isTraced()) {
+  if (isTraced(v)) {
     if (weakTraced(v)) return std::nullopt;
     return tracedType(v);
   }
@@ -30,13 +30,13 @@ std::optional<ir::Type> strongType(const Value& v) {
 
 /// The type of a weak leaf (a literal, or a traced bare-number parameter): i64 or f64.
 TypeKey weakKey(const Value& v) {
-  if (v.isTraced()) return {tracedType(v).dtype, true};
+  if (isTraced(v)) return {tracedType(v).dtype, true};
   return v.tensor().typeKey();
 }
 
 /// Whether two non-traced leaves are the same value of the same type.
 bool sameStatic(const Value& a, const Value& b) {
-  if (a.isTraced() || b.isTraced()) return false;
+  if (isTraced(a) || isTraced(b)) return false;
   if (a.isTensor() != b.isTensor()) return false;
   if (a.isTensor() && (a.tensor().dtype() != b.tensor().dtype() || a.tensor().weak() != b.tensor().weak())) return false;
   return valuesEqual(a, b);
@@ -108,7 +108,7 @@ bool TreeShape::flattenLike(const Value& tree, std::vector<Value>& leaves) const
   checkStack();
   switch (kind) {
   case Kind::Leaf:
-    if (!tree.isTensorLike()) return false;
+    if (!isTensorLike(tree)) return false;
     leaves.push_back(tree);
     return true;
   case Kind::Static: return true;
@@ -149,7 +149,7 @@ void TreeShape::label(const std::string& prefix, std::vector<std::string>& out) 
 
 // ---- Traced values ----
 
-const ir::Type& tracedType(const Value& v) { return v.traced().value()->type(); }
+const ir::Type& tracedType(const Value& v) { return traced(v).value()->type(); }
 
 std::string tracedTypeName(const Value& v) { return tracedType(v).str(); }
 
@@ -202,7 +202,7 @@ Value Tracer::wrap(ir::Value* value) { return Value(new TracedObj(value, this, a
 
 bool Tracer::containsTraced(const Value& v) {
   checkStack();
-  if (v.isTraced()) return true;
+  if (isTraced(v)) return true;
   if (v.isMap()) {
     for (const auto& [key, value] : v.map().entries())
       if (containsTraced(value)) return true;
@@ -222,15 +222,15 @@ bool Tracer::containsTraced(const Value& v) {
 
 Tracer& Tracer::active() const { return *evaluator_.tracer(); }
 
-Tracer& activeTracer(const Value& traced) { return traced.traced().tracer()->active(); }
+Tracer& activeTracer(const Value& v) { return traced(v).tracer()->active(); }
 
-bool weakTraced(const Value& traced) { return traced.traced().tracer()->isWeak(traced.traced().value()); }
+bool weakTraced(const Value& v) { return traced(v).tracer()->isWeak(traced(v).value()); }
 
 ir::Value* Tracer::lift(const Value& v) {
-  ir::Value* value = v.traced().value();
+  ir::Value* value = traced(v).value();
   if (auto it = liftedIndex_.find(value); it != liftedIndex_.end()) return it->second;
   // The value in the enclosing function, lifted there first if it comes from further out.
-  ir::Value* outer = v.traced().tracer() == previous_ ? value : previous_->lift(v);
+  ir::Value* outer = traced(v).tracer() == previous_ ? value : previous_->lift(v);
   ir::Value* param = function_.body().addArgument(value->type(), value->name());
   if (weakTraced(v)) markWeak(param);
   lifted_.emplace_back(outer, param);
@@ -239,11 +239,11 @@ ir::Value* Tracer::lift(const Value& v) {
 }
 
 ir::Value* Tracer::materialize(const Value& v, std::optional<DType> weakAs, const Span& span) {
-  if (v.isTraced()) {
-    ir::Value* value = v.traced().value();
-    if (v.traced().tracer() != this) {
+  if (isTraced(v)) {
+    ir::Value* value = traced(v).value();
+    if (traced(v).tracer() != this) {
       bool enclosing = false;
-      for (const Tracer* t = this; t && t->nested(); t = t->previous_) enclosing |= t->previous_ == v.traced().tracer();
+      for (const Tracer* t = this; t && t->nested(); t = t->previous_) enclosing |= t->previous_ == traced(v).tracer();
       if (!enclosing)
         fail(ErrorKind::Type, "jit: a traced value of another compilation was used here (did one escape a jit?)");
       value = lift(v);
@@ -297,12 +297,12 @@ Value Tracer::emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* con
     std::vector<TensorType> types;
     for (size_t i = 0; i < operands.size(); ++i) {
       const Value& v = *operands[i];
-      const bool weak = v.isTraced() ? weakTraced(v) : v.tensor().weak();
+      const bool weak = isTraced(v) ? weakTraced(v) : v.tensor().weak();
       if (!weak && !(kind == OpKind::Where && i == 0)) {
         types.clear();
         break;
       }
-      types.push_back(v.isTraced() ? TensorType{tracedType(v).dtype, weak, {}} : TensorType::of(v.tensor()));
+      types.push_back(isTraced(v) ? TensorType{tracedType(v).dtype, weak, {}} : TensorType::of(v.tensor()));
     }
     if (!types.empty()) {
       const TensorType result = inferType(kind, attrs, types);
@@ -319,7 +319,7 @@ Value Tracer::emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* con
     if (joined) {
       if (operand->isTensor() && operand->tensor().weak())
         weakAs = promoteTypes(operand->tensor().typeKey(), *joined).dtype;
-      else if (operand->isTraced() && weakTraced(*operand))
+      else if (isTraced(*operand) && weakTraced(*operand))
         weakAs = promoteTypes(TypeKey{tracedType(*operand).dtype, true}, *joined).dtype;
     }
     irOperands.push_back(materialize(*operand, weakAs, span));
@@ -492,7 +492,7 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
             leaf = Value(isFloat(weakKey(leaf).dtype) ? Tensor::weakFloat(0) : Tensor::weakInt(0));
             continue;
           }
-          const ir::Type t = leaf.isTraced() ? tracedType(leaf) : ir::Type::of(leaf.tensor());
+          const ir::Type t = isTraced(leaf) ? tracedType(leaf) : ir::Type::of(leaf.tensor());
           if (!t.concrete())
             throw Error(ErrorKind::Type,
                         cat("jit: a loop whose result has the symbolic type ", t.str(),
@@ -553,7 +553,7 @@ Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
       merged[i] = leavesA[i];
       continue;
     }
-    if (!leavesA[i].isTensorLike() || !leavesB[i].isTensorLike())
+    if (!isTensorLike(leavesA[i]) || !isTensorLike(leavesB[i]))
       throw Error(ErrorKind::Type, "jit: the branches of this if give different values that are not tensors", span);
     std::optional<ir::Type> ta = strongType(leavesA[i]), tb = strongType(leavesB[i]);
     const bool bothWeak = !ta && !tb;
@@ -628,7 +628,7 @@ Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, c
     const bool weak = !strongType(leaf);
     carriedWeak.push_back(weak);
     carried.push_back(weak ? ir::Type{weakKey(leaf).dtype, {}, ir::Layout::RowMajor}
-                           : leaf.isTraced() ? tracedType(leaf)
+                           : isTraced(leaf) ? tracedType(leaf)
                                              : ir::Type::of(leaf.tensor()));
   }
   for (int attempt = 0;; ++attempt) {

@@ -53,7 +53,7 @@ const char* kindName(ValueKind kind) {
   case ValueKind::Map: return "map";
   case ValueKind::Function: return "function";
   case ValueKind::Recur: return "recur";
-  case ValueKind::Traced: return "traced";
+  case ValueKind::Internal: return "traced";
   }
   return "value";
 }
@@ -93,19 +93,20 @@ const FunctionObj& Value::function() const {
   if (kind_ != ValueKind::Function) [[unlikely]] wrongKind(ValueKind::Function);
   return *static_cast<const FunctionObj*>(object_);
 }
-const TracedObj& Value::traced() const {
-  if (kind_ != ValueKind::Traced) [[unlikely]] wrongKind(ValueKind::Traced);
-  return *static_cast<const TracedObj*>(object_);
+const TracedObj& traced(const Value& v) {
+  if (!isTraced(v)) [[unlikely]]
+    fail(ErrorKind::Internal, "a ", describeKind(v), " where a value being compiled was expected");
+  return *static_cast<const TracedObj*>(v.object());
 }
 
 bool Value::isNonScalarTensor() const {
   if (isTensor()) return !tensor_.isScalar();
-  return isTraced() && tracedType(*this).rank() > 0;
+  return isTraced(*this) && tracedType(*this).rank() > 0;
 }
 
 bool Value::truthySlow() const {
   if (kind_ == ValueKind::Nil) return false;
-  if (kind_ == ValueKind::Traced) {
+  if (kind_ == ValueKind::Internal) {
     const ir::Type& type = tracedType(*this);
     if (type.rank() != 0) fail(ErrorKind::Type, "a condition must be a scalar, got a traced tensor of type ", type.str());
     if (type.dtype != DType::Bool) return true; // a number is true, whatever its value (§3)
@@ -362,7 +363,7 @@ bool tensorsEqual(const Tensor& a, const Tensor& b) {
 
 bool valuesEqual(const Value& a, const Value& b) {
   checkStack();
-  if (a.isTraced() || b.isTraced())
+  if (isTraced(a) || isTraced(b))
     fail(ErrorKind::Type, "jit: = compares values, and a traced tensor has none until the compiled code runs "
                           "(use == for an elementwise comparison)");
   if (a.kind() == b.kind() && !a.isTensor() && a.object() == b.object()) return true; // identical
@@ -457,7 +458,7 @@ uint64_t hashValue(const Value& v) {
     for (const auto& [key, value] : v.map().entries()) h += mix(hashValue(key), hashValue(value));
     return mix(h, v.map().count());
   }
-  case ValueKind::Traced:
+  case ValueKind::Internal:
     fail(ErrorKind::Type, "jit: a traced tensor cannot be a map key: it has no value until the compiled code runs");
   }
   return 0;
@@ -465,7 +466,7 @@ uint64_t hashValue(const Value& v) {
 
 int64_t sequenceCount(const Value& v) {
   switch (v.kind()) {
-  case ValueKind::Traced: return tracedLength(v);
+  case ValueKind::Internal: return tracedLength(v);
   case ValueKind::Nil: return 0;
   case ValueKind::List: return v.list() ? v.list()->count() : 0;
   case ValueKind::Vector: return static_cast<int64_t>(v.vector().count());
@@ -485,7 +486,7 @@ int64_t sequenceCount(const Value& v) {
 std::vector<Value> sequenceItems(const Value& v) {
   std::vector<Value> out;
   switch (v.kind()) {
-  case ValueKind::Traced: return tracedRows(v);
+  case ValueKind::Internal: return tracedRows(v);
   case ValueKind::Nil: break;
   case ValueKind::List:
     out.reserve(static_cast<size_t>(sequenceCount(v)));
@@ -537,7 +538,7 @@ std::string describeKind(const Value& v) {
   case ValueKind::Map: return "map";
   case ValueKind::Function: return v.function().isMacro() ? "macro" : "function";
   case ValueKind::Recur: return "recur";
-  case ValueKind::Traced: return v.traced().alive() ? cat("traced ", tracedTypeName(v), " tensor") : "escaped traced tensor";
+  case ValueKind::Internal: return traced(v).alive() ? cat("traced ", tracedTypeName(v), " tensor") : "escaped traced tensor";
   }
   return "value";
 }

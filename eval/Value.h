@@ -229,7 +229,7 @@ class Tracer;
 class TracedObj final : public Object {
 public:
   TracedObj(ir::Value* value, Tracer* tracer, std::shared_ptr<const bool> alive)
-      : Object(ValueKind::Traced), value_(value), tracer_(tracer), alive_(std::move(alive)) {}
+      : Object(ValueKind::Internal), value_(value), tracer_(tracer), alive_(std::move(alive)) {}
   /// Whether the compilation it belongs to is still going on.
   bool alive() const { return *alive_; }
   /// Both throw a type error once the compilation is over (a traced value that escaped).
@@ -252,6 +252,14 @@ private:
   Tracer* tracer_;
   std::shared_ptr<const bool> alive_;
 };
+
+/// Whether `v` is a tensor inside a function being compiled (a TracedObj: the embedding
+/// API's ValueKind::Internal, which no host is ever given).
+inline bool isTraced(const Value& v) { return v.kind() == ValueKind::Internal; }
+/// A tensor now, or a tensor being compiled (known when the compiled code runs).
+inline bool isTensorLike(const Value& v) { return v.isTensor() || isTraced(v); }
+/// The traced tensor `v` is (an internal error for anything else).
+const TracedObj& traced(const Value& v);
 
 class Evaluator;
 struct Lambda;

@@ -34,7 +34,9 @@ enum class ValueKind : uint8_t {
   Function,
   Recur,  ///< internal: the result of `recur`, consumed by the enclosing loop or fn; a
           ///< host that passes one to TSL gets a type error
-  Traced, ///< a tensor being lowered to IR: known only by its type until the code runs
+  Internal, ///< the engine's own: a tensor inside a function being compiled, known only by
+            ///< its type; never given to a host (a native function called with one while
+            ///< jit compiles is a type error)
 };
 
 /// Base of every heap object a Value can point at.
@@ -68,7 +70,6 @@ class ListObj;
 class VectorObj;
 class MapObj;
 class FunctionObj;
-class TracedObj;
 
 class Value {
 public:
@@ -136,10 +137,8 @@ public:
   bool isMap() const { return kind_ == ValueKind::Map; }
   bool isFunction() const { return kind_ == ValueKind::Function; }
   bool isRecur() const { return kind_ == ValueKind::Recur; }
-  bool isTraced() const { return kind_ == ValueKind::Traced; }
-  /// A tensor now (isTensor) or when the code being lowered runs (isTraced).
-  bool isTensorLike() const { return isTensor() || isTraced(); }
-  /// A tensor (or traced tensor) of rank 1 or more: sequence functions walk its first axis.
+  /// A tensor (or, inside the engine, a compiled one) of rank 1 or more: sequence functions
+  /// walk its first axis.
   bool isNonScalarTensor() const;
   /// A list or vector (what sequence functions and destructuring walk, besides tensors).
   bool isSequential() const { return isList() || isVector(); }
@@ -159,7 +158,6 @@ public:
   const VectorObj& vector() const;
   const MapObj& map() const;
   const FunctionObj& function() const;
-  const TracedObj& traced() const;
   const Object* object() const { return object_; }
 
   /// Truth as in §3: nil and false (a rank-0 bool holding false) are false; everything
@@ -209,7 +207,7 @@ Value makeMap(std::vector<std::pair<Value, Value>> entries, Span span = {});
 /// with the same elements; maps equal regardless of order).
 bool valuesEqual(const Value& a, const Value& b);
 /// A hash consistent with valuesEqual: equal values hash equally (a tensor of rank >= 1
-/// hashes by dtype and shape only). A traced tensor is a type error, as in valuesEqual.
+/// hashes by dtype and shape only).
 uint64_t hashValue(const Value& v);
 
 /// Number of elements a sequence function walks: list or vector length, map entries,

@@ -201,6 +201,33 @@ TEST_CASE("the recur marker from a host is a type error, and never spins a loop"
   CHECK(engine.print(engine.eval("(loop [i 0] (if (< i 3) (recur (inc i)) i))")) == "3");
 }
 
+TEST_CASE("a native function never sees a value being compiled: jit of a call to it is a type error "
+          "at the call, and it runs as usual eagerly") {
+  Engine engine;
+  int calls = 0;
+  engine.defineNative("host-twice", [&](Args args) {
+    ++calls;
+    return Value(args[0].tensor()); // a host may read its arguments as tensors
+  });
+  CHECK(engine.print(engine.eval("(host-twice [1.0 2.0])")) == "f32[2] [1 2]");
+  CHECK(calls == 1);
+  for (const char* program : {"((jit (fn [x] (host-twice x))) [1.0 2.0])",
+                              "((jit (fn [x] (host-twice {:w [x]}))) [1.0 2.0])"}) {
+    CAPTURE(program);
+    try {
+      engine.eval(program, "host.tsl");
+      FAIL("no error");
+    } catch (const Error& e) {
+      CHECK(e.kind() == ErrorKind::Type);
+      CHECK(std::string(e.what()).find("native function host-twice cannot take argument 1") != std::string::npos);
+      CHECK(e.span().line == 1);
+    }
+  }
+  CHECK(calls == 1); // refused before the host's function ran
+  // A static argument (a number the function computes from nothing traced) is fine.
+  CHECK(engine.print(engine.eval("((jit (fn [x] (+ x (host-twice 2.0)))) [1.0 2.0])")) == "f32[2] [3 4]");
+}
+
 TEST_CASE("a dtype outside the enumeration is a value error, not another table's text") {
   const auto bad = static_cast<DType>(42);
   float data[4] = {};

@@ -1,0 +1,79 @@
+// eval/Staging.cpp — the evaluator's one door to the tracer (see Staging.h).
+#include "eval/Staging.h"
+
+#include "eval/Evaluator.h"
+#include "eval/Tracer.h"
+
+#include <algorithm>
+
+namespace tsl::staging {
+
+std::optional<Value> primitive(const Evaluator& evaluator, OpKind kind, const OpAttrs& attrs,
+                               std::span<const Value* const> operands, const Span& span) {
+  if (std::optional<Value> staged = primitiveOnTraced(kind, attrs, operands, span)) return staged;
+  if (Tracer* tracer = evaluator.tracer(); tracer && opInfo(kind).has(kCreation))
+    return tracer->emit(kind, attrs, operands, span);
+  return std::nullopt;
+}
+
+std::optional<Value> primitiveOnTraced(OpKind kind, const OpAttrs& attrs, std::span<const Value* const> operands,
+                                       const Span& span) {
+  for (const Value* v : operands)
+    if (isTraced(*v)) return activeTracer(*v).emit(kind, attrs, operands, span);
+  return std::nullopt;
+}
+
+std::optional<Value> branchStaged(const Value& cond, Frame& frame, const std::function<Value()>& ifTrue,
+                                  const std::function<Value()>& ifFalse, const Span& span) {
+  std::vector<Value> slots(frame.slots, frame.slots + frame.size);
+  return activeTracer(cond).stageIf(cond, ifTrue,
+                                    [&] {
+                                      std::copy(slots.begin(), slots.end(), frame.slots);
+                                      return ifFalse();
+                                    },
+                                    span);
+}
+
+bool lowering(const Evaluator& evaluator) { return evaluator.tracer() != nullptr; }
+
+std::optional<Value> loop(Evaluator& evaluator, Frame& frame, std::span<const Pattern* const> targets,
+                          const std::vector<Value>& initial, const std::function<Value()>& body, const Span& span) {
+  Tracer* tracer = evaluator.tracer();
+  if (!tracer) return std::nullopt;
+  bool traced = false;
+  for (const Value& v : initial) traced |= Tracer::containsTraced(v);
+  // Run it as written (unrolled) unless its trip count depends on traced values.
+  if (std::optional<Value> result = tracer->runStaticLoop(body, span, Tracer::unrollLimit(traced))) return result;
+  for (size_t i = 0; i < targets.size(); ++i) targets[i]->bind(initial[i], frame.slots);
+  return tracer->stageLoop(frame, targets, initial, body, span);
+}
+
+bool recur(const Evaluator& evaluator, std::span<const Value> values) {
+  Tracer* tracer = evaluator.tracer();
+  return tracer && tracer->noteRecur(values);
+}
+
+bool raise(const Evaluator& evaluator, ErrorKind kind, std::string message, const Span& span) {
+  Tracer* tracer = evaluator.tracer();
+  if (!tracer || !tracer->inStagedBranch()) return false;
+  ir::Operation* op = tracer->builder().create(ir::OpCode::of(ir::Structural::Raise), {}, {}, span);
+  op->setRaise(kind, std::move(message));
+  return true;
+}
+
+std::optional<Value> row(const Value& coll, int64_t i) {
+  if (!isTraced(coll)) return std::nullopt;
+  if (i >= tracedLength(coll)) return Value();
+  return tracedRow(coll, i);
+}
+
+void refuseInternal(const Evaluator& evaluator, std::string_view function, std::span<const Value> args) {
+  if (!evaluator.tracer()) return;
+  for (size_t i = 0; i < args.size(); ++i)
+    if (Tracer::containsTraced(args[i]))
+      fail(ErrorKind::Type, "jit: native function ", function, " cannot take argument ", i + 1,
+           ", a tensor of the function being compiled (", isTraced(args[i]) ? tracedTypeName(args[i]) : "in a collection",
+           "): a host function runs when it is called, not in compiled code; call it outside jit");
+}
+
+} // namespace tsl::staging
