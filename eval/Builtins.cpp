@@ -87,6 +87,12 @@ const Value* KeywordArgs::find(std::string_view key) const {
 
 } // namespace builtins
 
+void builtins::document(Evaluator& evaluator, std::string_view name, std::string_view doc) {
+  Var* var = evaluator.core().find(name);
+  TSL_ASSERT(var && var->defined, "documenting a builtin that is not defined");
+  var->doc = std::string(doc);
+}
+
 void registerBuiltins(Evaluator& evaluator) {
   builtins::registerNumericBuiltins(evaluator);
   builtins::registerCollectionBuiltins(evaluator);
@@ -95,7 +101,10 @@ void registerBuiltins(Evaluator& evaluator) {
   builtins::registerCompileBuiltins(evaluator);
   builtins::registerAutodiffBuiltins(evaluator);
   builtins::registerTcBuiltins(evaluator);
-  for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "layout-svg", "slurp", "load-csv", "load-npy",
+  builtins::registerErrorBuiltins(evaluator);
+  builtins::registerTextBuiltins(evaluator);
+  builtins::registerOrderBuiltins(evaluator);
+  for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "layout-svg", "slurp", "slurp-lines", "spit", "load-csv", "load-npy",
                            "eval", "read-string", "gensym"}) {
     const Var* var = evaluator.core().find(name);
     TSL_ASSERT(var && var->value.isFunction(), "an effectful builtin is missing");

@@ -50,6 +50,9 @@ private:
 inline Value boolean(bool b) { return Value::boolean(b); }
 
 /// Registration of each family of builtins.
+/// Gives the builtin `name` its :doc text: the call form, a sentence, an example.
+void document(Evaluator& evaluator, std::string_view name, std::string_view doc);
+
 void registerNumericBuiltins(Evaluator& evaluator);
 void registerCollectionBuiltins(Evaluator& evaluator);
 void registerCoreBuiltins(Evaluator& evaluator);
@@ -57,6 +60,9 @@ void registerTensorBuiltins(Evaluator& evaluator);
 void registerCompileBuiltins(Evaluator& evaluator);
 void registerAutodiffBuiltins(Evaluator& evaluator);
 void registerTcBuiltins(Evaluator& evaluator);
+void registerErrorBuiltins(Evaluator& evaluator);
+void registerTextBuiltins(Evaluator& evaluator);
+void registerOrderBuiltins(Evaluator& evaluator);
 
 /// A jit function's state, or nullptr if `fn` is not one.
 JitState* jitState(const Value& fn);

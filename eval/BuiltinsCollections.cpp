@@ -216,6 +216,7 @@ void registerCollectionBuiltins(Evaluator& evaluator) {
     if (coll.isMap()) return boolean(coll.map().find(args[1]) != nullptr);
     if (coll.isVector()) {
       const Value& k = args[1];
+      staging::requireStatic(k, "contains?: the index into a vector");
       if (!k.isTensor() || !k.tensor().isScalar() || isFloat(k.tensor().dtype())) return boolean(false);
       const int64_t i = k.tensor().toInt();
       return boolean(i >= 0 && i < static_cast<int64_t>(coll.vector().count()));

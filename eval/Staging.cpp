@@ -67,6 +67,12 @@ std::optional<Value> row(const Value& coll, int64_t i) {
   return tracedRow(coll, i);
 }
 
+void requireStatic(const Value& v, std::string_view what) {
+  if (isTraced(v))
+    fail(ErrorKind::Type, "jit: ", what, " must be known when the function is compiled, not computed from its tensors (",
+         tracedTypeName(v), ")");
+}
+
 void refuseInternal(const Evaluator& evaluator, std::string_view function, std::span<const Value> args) {
   if (!evaluator.tracer()) return;
   for (size_t i = 0; i < args.size(); ++i)

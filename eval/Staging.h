@@ -72,6 +72,10 @@ bool raise(const Evaluator& evaluator, ErrorKind kind, std::string message, cons
 /// for any other value.
 std::optional<Value> row(const Value& coll, int64_t i);
 
+/// A value that must be known while compiling (a vector index, a key): a type error
+/// naming `what` when it is a traced value.
+void requireStatic(const Value& v, std::string_view what);
+
 /// A native (host) function's arguments: a type error naming the function and the
 /// argument when one holds a value being traced, which a host cannot use.
 void refuseInternal(const Evaluator& evaluator, std::string_view function, std::span<const Value> args);

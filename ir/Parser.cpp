@@ -559,7 +559,7 @@ private:
       next();
       std::optional<ErrorKind> kind;
       for (ErrorKind k : {ErrorKind::Syntax, ErrorKind::Name, ErrorKind::Type, ErrorKind::Shape, ErrorKind::Value,
-                          ErrorKind::Io, ErrorKind::Assert, ErrorKind::Runtime})
+                          ErrorKind::Io, ErrorKind::Assert, ErrorKind::Runtime, ErrorKind::User})
         if (kindToken.text == errorKindName(k)) kind = k;
       if (!kind) lexer_.error(kindToken, cat("unknown error kind '", kindToken.text, "'"));
       if (peek().kind != Tok::String) error(cat("expected the message as a string", describeHere()));

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -56,8 +57,9 @@ struct ExitRequest {
   int code;
 };
 
-/// The kinds of user error of docs/language.md §8, plus Internal for bugs in TSL itself.
-enum class ErrorKind : uint8_t { Syntax, Name, Type, Shape, Value, Io, Assert, Runtime, Internal };
+/// The kinds of user error of docs/language.md §8 (User: raised by a program's own
+/// `throw`), plus Internal for bugs in TSL itself.
+enum class ErrorKind : uint8_t { Syntax, Name, Type, Shape, Value, Io, Assert, Runtime, Internal, User };
 
 inline const char* errorKindName(ErrorKind kind) {
   switch (kind) {
@@ -70,6 +72,7 @@ inline const char* errorKindName(ErrorKind kind) {
   case ErrorKind::Assert: return "assert";
   case ErrorKind::Runtime: return "runtime";
   case ErrorKind::Internal: return "internal";
+  case ErrorKind::User: return "user";
   }
   return "internal";
 }
@@ -117,6 +120,10 @@ public:
     else if (notes_.size() < maxDistinct) notes_.emplace_back(std::string(note), 1);
   }
 
+  /// What a TSL `throw` attached (the error as a TSL value, for `catch`); hosts ignore it.
+  const std::shared_ptr<const void>& payload() const { return payload_; }
+  void setPayload(std::shared_ptr<const void> payload) { payload_ = std::move(payload); }
+
   /// "kind error: message", without position.
   const char* what() const noexcept override { return headline_.c_str(); }
 
@@ -128,6 +135,7 @@ private:
   Span span_;
   std::vector<std::pair<std::string, int>> notes_;
   std::string headline_;
+  std::shared_ptr<const void> payload_;
 };
 
 // The :cpu backend's kernel library (compiler/cpu/kernels) is compiled without exceptions,
