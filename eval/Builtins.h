@@ -63,6 +63,7 @@ void registerTcBuiltins(Evaluator& evaluator);
 void registerErrorBuiltins(Evaluator& evaluator);
 void registerTextBuiltins(Evaluator& evaluator);
 void registerOrderBuiltins(Evaluator& evaluator);
+void registerBatchingBuiltins(Evaluator& evaluator);
 
 /// A jit function's state, or nullptr if `fn` is not one.
 JitState* jitState(const Value& fn);

@@ -4,6 +4,7 @@
 #include "autodiff/Autodiff.h"
 #include "eval/Evaluator.h"
 #include "eval/Printer.h"
+#include "eval/Staging.h"
 #include "ir/Printer.h"
 
 namespace tsl {
@@ -58,7 +59,13 @@ ir::Value* argument(Tracer& outer, const Leaf& leaf, const Span& span) {
 constexpr size_t kMaxCachedDerivatives = 256;
 
 Value DiffState::call(Evaluator& evaluator, Args args, const Span& span) {
-  if (evaluator.tracer()) return trace(evaluator, args, span);
+  if (evaluator.tracer()) {
+    // Under vmap, a derivative of batched values is taken once per example.
+    if (std::optional<Value> batched = staging::perExample(
+            evaluator, args, [&](std::span<const Value> example) { return trace(evaluator, example, span); }, span))
+      return *batched;
+    return trace(evaluator, args, span);
+  }
   TSL_ASSERT(self_, "a derivative function without its builtin");
   // The compiled versions are kept per function, kind and :argnums, not per builtin.
   std::string key = cat(static_cast<const void*>(fn_.object()), "/", static_cast<int>(kind_), vector_ ? "v" : "s");

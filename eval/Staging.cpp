@@ -26,6 +26,12 @@ std::optional<Value> primitiveOnTraced(OpKind kind, const OpAttrs& attrs, std::s
 std::optional<Value> branchStaged(const Value& cond, Frame& frame, const std::function<Value()>& ifTrue,
                                   const std::function<Value()>& ifFalse, const Span& span) {
   std::vector<Value> slots(frame.slots, frame.slots + frame.size);
+  if (traced(cond).batched()) { // vmap: both branches, chosen per example
+    const Value a = ifTrue();
+    std::copy(slots.begin(), slots.end(), frame.slots);
+    const Value b = ifFalse();
+    return selectBatched(cond, a, b, span);
+  }
   return activeTracer(cond).stageIf(cond, ifTrue,
                                     [&] {
                                       std::copy(slots.begin(), slots.end(), frame.slots);

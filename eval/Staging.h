@@ -72,6 +72,15 @@ bool raise(const Evaluator& evaluator, ErrorKind kind, std::string message, cons
 /// for any other value.
 std::optional<Value> row(const Value& coll, int64_t i);
 
+/// vmap (eval/Batching.cpp): when `args` hold values batched by an enclosing vmap, calls
+/// `fn` once per example (each batched value replaced by its row) and stacks the results
+/// into batched values; nullopt when none is batched. For calls that cannot batch their
+/// operations themselves: derivatives, nested vmaps.
+std::optional<Value> perExample(Evaluator& evaluator, std::span<const Value> args,
+                                const std::function<Value(std::span<const Value>)>& fn, const Span& span);
+/// An if on a batched condition: both branches' results, selected per example by `where`.
+Value selectBatched(const Value& cond, const Value& ifTrue, const Value& ifFalse, const Span& span);
+
 /// A value that must be known while compiling (a vector index, a key): a type error
 /// naming `what` when it is a traced value.
 void requireStatic(const Value& v, std::string_view what);

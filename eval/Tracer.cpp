@@ -149,7 +149,10 @@ void TreeShape::label(const std::string& prefix, std::vector<std::string>& out) 
 
 // ---- Traced values ----
 
-const ir::Type& tracedType(const Value& v) { return traced(v).value()->type(); }
+const ir::Type& tracedType(const Value& v) {
+  const TracedObj& t = traced(v);
+  return t.batched() ? t.tracer()->exampleType(t.value()) : t.value()->type();
+}
 
 std::string tracedTypeName(const Value& v) { return tracedType(v).str(); }
 
@@ -200,6 +203,22 @@ Tracer::~Tracer() {
 
 Value Tracer::wrap(ir::Value* value) { return Value(new TracedObj(value, this, alive_)); }
 
+Value Tracer::wrapBatched(ir::Value* value) {
+  exampleType(value);
+  return Value(new TracedObj(value, this, alive_, true));
+}
+
+const ir::Type& Tracer::exampleType(const ir::Value* value) {
+  auto it = exampleTypes_.find(value);
+  if (it == exampleTypes_.end()) {
+    ir::Type t = value->type();
+    TSL_ASSERT(t.rank() > 0, "a batched value has a batch axis");
+    t.dims.erase(t.dims.begin());
+    it = exampleTypes_.emplace(value, std::move(t)).first;
+  }
+  return it->second;
+}
+
 bool Tracer::containsTraced(const Value& v) {
   checkStack();
   if (isTraced(v)) return true;
@@ -240,6 +259,12 @@ ir::Value* Tracer::lift(const Value& v) {
 
 ir::Value* Tracer::materialize(const Value& v, std::optional<DType> weakAs, const Span& span) {
   if (isTraced(v)) {
+    if (traced(v).batched())
+      throw Error(ErrorKind::Type,
+                  cat("vmap: a value batched by vmap (", tracedTypeName(v),
+                      " per example) cannot be used here: batching covers primitives, if and calls of "
+                      "functions; not loops whose trip count depends on it, nor compiled control flow"),
+                  span);
     ir::Value* value = traced(v).value();
     if (traced(v).tracer() != this) {
       bool enclosing = false;
@@ -275,6 +300,8 @@ ir::Value* Tracer::materialize(const Value& v, std::optional<DType> weakAs, cons
 }
 
 Value Tracer::emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* const> operands, const Span& span) {
+  for (const Value* v : operands)
+    if (isTraced(*v) && traced(*v).batched()) return emitBatched(kind, attrs, operands, span);
   // A weak literal takes the dtype of the tensors it meets (§3): what promotion with the
   // other value operands gives it (a where's condition is not a value operand).
   std::optional<TypeKey> joined;

@@ -78,6 +78,10 @@ public:
 
   /// A TSL value standing for an IR value.
   Value wrap(ir::Value* value);
+  /// A value batched by vmap: `value` holds one example per row of its first axis.
+  Value wrapBatched(ir::Value* value);
+  /// The type one example of a batched IR value has (its type without the first axis).
+  const ir::Type& exampleType(const ir::Value* value);
   /// Marks a parameter as a weak literal (a bare number passed to a jit function): like a
   /// literal, it takes the dtype of the tensors it meets (§3). Its type is i64 or f64.
   void markWeak(const ir::Value* value) { weak_.insert(value); }
@@ -90,6 +94,11 @@ public:
   ir::Value* materializeAs(const Value& v, const ir::Type& type, const Span& span);
   /// Emits a primitive applied to operands at least one of which is traced.
   Value emit(OpKind kind, const OpAttrs& attrs, std::span<const Value* const> operands, const Span& span);
+
+  /// A primitive with an operand batched by vmap: the operation's batching rule, by its
+  /// class (eval/Batching.cpp): elementwise and contractions run once on the whole batch,
+  /// reductions with their axes moved past the batch axis, anything else once per example.
+  Value emitBatched(OpKind kind, const OpAttrs& attrs, std::span<const Value* const> operands, const Span& span);
 
   /// An `if` on a traced condition; each branch function evaluates one branch.
   Value stageIf(const Value& cond, const std::function<Value()>& thenBranch,
@@ -148,6 +157,7 @@ private:
   std::vector<Tensor> hidden_;
   std::unordered_map<const void*, ir::Value*> hiddenByData_;
   std::unordered_set<const ir::Value*> weak_;
+  std::unordered_map<const ir::Value*, ir::Type> exampleTypes_;
   /// A value of an enclosing tracer's function as a parameter of this nested one.
   ir::Value* lift(const Value& v);
   std::vector<std::pair<ir::Value*, ir::Value*>> lifted_; ///< (outer value, parameter)

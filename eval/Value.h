@@ -228,8 +228,11 @@ class Tracer;
 /// A tensor inside a function being lowered to IR (eval/Tracer.h): an IR value.
 class TracedObj final : public Object {
 public:
-  TracedObj(ir::Value* value, Tracer* tracer, std::shared_ptr<const bool> alive)
-      : Object(ValueKind::Internal), value_(value), tracer_(tracer), alive_(std::move(alive)) {}
+  TracedObj(ir::Value* value, Tracer* tracer, std::shared_ptr<const bool> alive, bool batched = false)
+      : Object(ValueKind::Internal), value_(value), tracer_(tracer), alive_(std::move(alive)), batched_(batched) {}
+  /// Batched by vmap (eval/Batching.cpp): the IR value holds one example per row of its
+  /// first axis; the program sees one example (tracedType gives its type).
+  bool batched() const { return batched_; }
   /// Whether the compilation it belongs to is still going on.
   bool alive() const { return *alive_; }
   /// Both throw a type error once the compilation is over (a traced value that escaped).
@@ -251,6 +254,7 @@ private:
   ir::Value* value_;
   Tracer* tracer_;
   std::shared_ptr<const bool> alive_;
+  bool batched_;
 };
 
 /// Whether `v` is a tensor inside a function being compiled (a TracedObj: the embedding
