@@ -107,7 +107,10 @@ Value getIn(const Value& coll, const Value& key, const Value& notFound) {
 
 } // namespace
 
-void registerCollectionBuiltins(Evaluator& evaluator) {
+namespace {
+
+/// Building collections: count, list, vector, hash-map, vec, %concat.
+void defineConstructors(Evaluator& evaluator) {
   evaluator.defineBuiltin("count", 1, 1, [](CallContext& cx, Args args) { return countOf(cx, args[0]); });
   evaluator.defineBuiltin("list", 0, -1, [](CallContext&, Args args) { return makeList(args); });
   evaluator.defineBuiltin("vector", 0, -1, [](CallContext&, Args args) {
@@ -133,6 +136,10 @@ void registerCollectionBuiltins(Evaluator& evaluator) {
     }
     return makeList(out);
   });
+}
+
+/// Taking sequences apart and adding to them: first ... nth, cons, conj.
+void defineSequenceAccess(Evaluator& evaluator) {
   evaluator.defineBuiltin("first", 1, 1, [](CallContext& cx, Args args) {
     const Value& v = args[0];
     if (v.isList()) return v.list() ? v.list()->first() : Value();
@@ -176,6 +183,10 @@ void registerCollectionBuiltins(Evaluator& evaluator) {
     for (size_t i = 1; i < args.size(); ++i) coll = conjOne(coll, args[i]);
     return coll;
   });
+}
+
+/// Maps (and vectors by index): assoc, dissoc, get, contains?, keys, vals.
+void defineMapFunctions(Evaluator& evaluator) {
   evaluator.defineBuiltin("assoc", 3, -1, [](CallContext& cx, Args args) {
     if ((args.size() - 1) % 2) fail(ErrorKind::Type, "assoc expects keys and values in pairs");
     Value coll = args[0].isNil() ? makeMap({}) : args[0];
@@ -238,6 +249,10 @@ void registerCollectionBuiltins(Evaluator& evaluator) {
     for (const auto& entry : args[0].map().entries()) out.push_back(entry.second);
     return makeVector(std::move(out));
   });
+}
+
+/// Whole sequences: empty?, range, reverse, into.
+void defineSequenceFunctions(Evaluator& evaluator) {
   evaluator.defineBuiltin("empty?", 1, 1, [](CallContext& cx, Args args) {
     return boolean(countOf(cx, args[0]).tensor().toInt() == 0);
   });
@@ -253,7 +268,10 @@ void registerCollectionBuiltins(Evaluator& evaluator) {
     return coll;
   });
 
-  // ---- Higher-order ----
+}
+
+/// Functions of functions: map, filter, reduce, apply, and sort.
+void defineHigherOrder(Evaluator& evaluator) {
   evaluator.defineBuiltin("map", 2, -1, [](CallContext& cx, Args args) {
     const Value& f = callableArg(cx, args, 0);
     std::vector<std::vector<Value>> colls;
@@ -321,6 +339,16 @@ void registerCollectionBuiltins(Evaluator& evaluator) {
     });
     return makeVector(std::move(all));
   });
+}
+
+} // namespace
+
+void registerCollectionBuiltins(Evaluator& evaluator) {
+  defineConstructors(evaluator);
+  defineSequenceAccess(evaluator);
+  defineMapFunctions(evaluator);
+  defineSequenceFunctions(evaluator);
+  defineHigherOrder(evaluator);
 }
 
 } // namespace tsl::builtins

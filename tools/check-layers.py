@@ -5,7 +5,8 @@ docs/architecture.md.
 The table "Folders and dependencies" there lists each folder and what it depends on.
 A source file of folder F may include headers of F itself, the public API (`tsl/...`,
 include/tsl/) and the folders F depends on — nothing else; a public header (include/tsl/)
-may include only other public headers. Prints each violation as FILE:LINE and exits 1
+may include only other public headers. Quoted and angle-bracket includes are both checked
+(`<eval/Value.h>` is the same dependency as `"eval/Value.h"`). Prints each violation as FILE:LINE and exits 1
 if there is any.
 
     python3 tools/check-layers.py [REPO_ROOT]
@@ -50,12 +51,12 @@ def main():
             continue
         for directory, _, files in os.walk(base):
             for name in files:
-                if not name.endswith((".h", ".cpp", ".c")):
+                if not name.endswith((".h", ".hpp", ".cpp", ".c")):
                     continue
                 path = os.path.join(directory, name)
                 with open(path, errors="replace") as f:
                     for number, line in enumerate(f, 1):
-                        m = re.match(r'\s*#\s*include\s+"([^"]+)"', line)
+                        m = re.match(r'\s*#\s*include\s+["<]([^">]+)[">]', line)
                         if not m:
                             continue
                         target = m.group(1).split("/")[0]
