@@ -8,8 +8,8 @@
 
 namespace tsl::staging {
 
-std::optional<Value> primitive(const Evaluator& evaluator, OpKind kind, const OpAttrs& attrs,
-                               std::span<const Value* const> operands, const Span& span) {
+std::optional<Value> primitiveStaged(const Evaluator& evaluator, OpKind kind, const OpAttrs& attrs,
+                                     std::span<const Value* const> operands, const Span& span) {
   if (std::optional<Value> staged = primitiveOnTraced(kind, attrs, operands, span)) return staged;
   if (Tracer* tracer = evaluator.tracer(); tracer && opInfo(kind).has(kCreation))
     return tracer->emit(kind, attrs, operands, span);
@@ -40,8 +40,6 @@ std::optional<Value> branchStaged(const Value& cond, Frame& frame, const std::fu
                                     span);
 }
 
-bool lowering(const Evaluator& evaluator) { return evaluator.tracer() != nullptr; }
-
 std::optional<Value> loop(Evaluator& evaluator, Frame& frame, std::span<const Pattern* const> targets,
                           const std::vector<Value>& initial, const std::function<Value()>& body, const Span& span) {
   Tracer* tracer = evaluator.tracer();
@@ -54,9 +52,8 @@ std::optional<Value> loop(Evaluator& evaluator, Frame& frame, std::span<const Pa
   return tracer->stageLoop(frame, targets, initial, body, span);
 }
 
-bool recur(const Evaluator& evaluator, std::span<const Value> values) {
-  Tracer* tracer = evaluator.tracer();
-  return tracer && tracer->noteRecur(values);
+bool recurStaged(const Evaluator& evaluator, std::span<const Value> values) {
+  return evaluator.tracer()->noteRecur(values);
 }
 
 bool raise(const Evaluator& evaluator, ErrorKind kind, std::string message, const Span& span) {

@@ -16,6 +16,7 @@
 // reads as an evaluator with one `if (auto staged = staging::...)` at each such place.
 #pragma once
 
+#include "eval/Evaluator.h"
 #include "eval/Nodes.h"
 #include "eval/Value.h"
 #include "runtime/Ops.h"
@@ -33,8 +34,19 @@ namespace staging {
 /// A primitive applied to `operands`: the IR value it stands for when one operand is
 /// traced, or when a creation operation runs while a function is being lowered (so a
 /// large (zeros [4096 4096]) is not baked into the program); nullopt: run it eagerly.
-std::optional<Value> primitive(const Evaluator& evaluator, OpKind kind, const OpAttrs& attrs,
-                               std::span<const Value* const> operands, const Span& span);
+std::optional<Value> primitiveStaged(const Evaluator& evaluator, OpKind kind, const OpAttrs& attrs,
+                                     std::span<const Value* const> operands, const Span& span);
+inline std::optional<Value> primitive(const Evaluator& evaluator, OpKind kind, const OpAttrs& attrs,
+                                      std::span<const Value* const> operands, const Span& span) {
+  if (!evaluator.tracer()) [[likely]] {
+    // Eager evaluation; a traced value here escaped its compilation (emit says so).
+    for (const Value* v : operands)
+      if (isTraced(*v)) [[unlikely]]
+        return primitiveStaged(evaluator, kind, attrs, operands, span);
+    return std::nullopt;
+  }
+  return primitiveStaged(evaluator, kind, attrs, operands, span);
+}
 
 /// The same for a call known to have a traced operand (a binary operation's fast path).
 std::optional<Value> primitiveOnTraced(OpKind kind, const OpAttrs& attrs, std::span<const Value* const> operands,
@@ -59,10 +71,13 @@ std::optional<Value> branch(const Value& cond, Frame& frame, const T& ifTrue, co
 std::optional<Value> loop(Evaluator& evaluator, Frame& frame, std::span<const Pattern* const> targets,
                           const std::vector<Value>& initial, const std::function<Value()>& body, const Span& span);
 /// Whether loops must go through staging::loop (a function is being lowered).
-bool lowering(const Evaluator& evaluator);
+inline bool lowering(const Evaluator& evaluator) { return evaluator.tracer() != nullptr; }
 
 /// A recur with `values`: true if a staged loop takes them (the bindings must not change).
-bool recur(const Evaluator& evaluator, std::span<const Value> values);
+bool recurStaged(const Evaluator& evaluator, std::span<const Value> values);
+inline bool recur(const Evaluator& evaluator, std::span<const Value> values) {
+  return evaluator.tracer() && recurStaged(evaluator, values);
+}
 
 /// A failing assertion: inside a branch taken on a traced value it fails when the
 /// compiled code takes that branch, so an IR `raise` is emitted and this returns true.
