@@ -57,6 +57,12 @@ Value Engine::eval(std::string_view source, std::string_view fileName) {
   return impl_->evalSource(source, fileName, impl_->user());
 }
 
+size_t Engine::evalKeepGoing(std::string_view source, std::string_view fileName,
+                             const std::function<void(const Error&)>& onError) {
+  enterFromHost(*impl_);
+  return impl_->evalSourceKeepGoing(source, fileName, impl_->user(), onError);
+}
+
 Value Engine::evalFile(const std::string& path) { return eval(readSource(path), path); }
 
 std::string readSource(const std::string& path) {

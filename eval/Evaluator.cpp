@@ -139,6 +139,35 @@ Value Evaluator::evalSource(std::string_view text, std::string_view file, Namesp
   return last;
 }
 
+size_t Evaluator::evalSourceKeepGoing(std::string_view text, std::string_view file, Namespace& ns,
+                                      const std::function<void(const Error&)>& onError) {
+  sources_.add(file, std::string(text));
+  std::vector<SyntaxPtr> forms;
+  try {
+    forms = readAll(text, file);
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::Runtime, cat("out of memory reading ", file));
+  }
+  const std::string savedFile = currentFile_;
+  currentFile_ = std::string(file);
+  size_t failed = 0;
+  try {
+    for (const SyntaxPtr& form : forms) {
+      try {
+        evalForm(form, ns);
+      } catch (const Error& e) {
+        ++failed;
+        onError(e);
+      }
+    }
+  } catch (...) {
+    currentFile_ = savedFile;
+    throw;
+  }
+  currentFile_ = savedFile;
+  return failed;
+}
+
 Value Evaluator::evalForms(const std::vector<SyntaxPtr>& forms, Namespace& ns) {
   Value last;
   for (const SyntaxPtr& form : forms) last = evalForm(form, ns);

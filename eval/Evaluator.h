@@ -52,6 +52,11 @@ public:
   /// Reads, expands, analyses and runs every form of `text` in namespace `ns`; returns
   /// the value of the last form. Remembers the text for error rendering.
   Value evalSource(std::string_view text, std::string_view file, Namespace& ns);
+  /// As evalSource, but a form that fails is given to `onError` and the next form runs
+  /// (`tsl run --keep-going`); a reader error still stops before anything runs. Returns
+  /// how many forms failed.
+  size_t evalSourceKeepGoing(std::string_view text, std::string_view file, Namespace& ns,
+                             const std::function<void(const Error&)>& onError);
   /// Runs forms already read (the REPL reads its own input) in `ns`; returns the last value.
   Value evalForms(const std::vector<SyntaxPtr>& forms, Namespace& ns);
   /// Expands, analyses and runs one form.

@@ -41,6 +41,10 @@ public:
 
   /// Runs every form of `source` in the user namespace; returns the last value.
   Value eval(std::string_view source, std::string_view fileName = "<string>");
+  /// Runs every form of `source`, going on after a form that fails: each error is given
+  /// to `onError` (`tsl run --keep-going`). Returns how many forms failed.
+  size_t evalKeepGoing(std::string_view source, std::string_view fileName,
+                       const std::function<void(const Error&)>& onError);
   /// Runs a file.
   Value evalFile(const std::string& path);
   /// Reads and expands `source` and reports every error found, without running it.
