@@ -5,6 +5,7 @@
 #include "parser/Syntax.h"
 #include "runtime/Dispatch.h"
 #include "runtime/Format.h"
+#include "runtime/Interrupt.h"
 #include "runtime/Layout.h"
 #include "tsl/StackGuard.h"
 
@@ -135,7 +136,12 @@ private:
 
   void block(const Block& b, int depth, std::string& out) {
     checkStack();
-    for (const auto& op : b.ops()) operation(*op, depth, out);
+    for (const auto& op : b.ops()) {
+      // Ctrl-C stops printing a long function: the compiler prints the optimised IR as
+      // its cache key, a second for 300,000 operations (ir/Pass.h).
+      if ((++printed_ & 1023) == 0) checkInterrupt();
+      operation(*op, depth, out);
+    }
   }
 
   /// What a layout conversion moves, as a comment: "// nc1hwc0 -> row-major, 65536 -> 40960 B".
@@ -233,6 +239,7 @@ private:
   const PrintOptions& options_;
   std::unordered_map<const Value*, std::string> names_;
   std::unordered_map<const Operation*, std::string> groups_;
+  size_t printed_ = 0; ///< operations printed, to poll the interrupt flag now and then
 };
 
 } // namespace
