@@ -40,8 +40,10 @@ ValueNames valueNames(const Function& f) {
   ValueNames out;
   std::vector<const Value*> all;
   auto visit = [&](const Value* v) { all.push_back(v); };
+  size_t seen = 0; // operations, to poll for Ctrl-C now and then (a long function's names take a while)
   for (const auto& arg : f.body().arguments()) visit(arg.get());
   walk(const_cast<Block&>(f.body()), [&](Operation& op) {
+    if ((++seen & 4095) == 0) checkInterrupt();
     for (const auto& region : op.regions())
       for (const auto& arg : region->block().arguments()) visit(arg.get());
     if (op.resultCount() == 1) visit(op.result());
@@ -49,6 +51,7 @@ ValueNames valueNames(const Function& f) {
   std::set<std::string> used;
   std::unordered_map<std::string, int> nextSuffix; // per name, the next suffix to try
   for (const Value* v : all) {
+    if ((++seen & 4095) == 0) checkInterrupt();
     if (!validName(v->name())) continue;
     std::string name = v->name();
     if (used.count(name)) {
@@ -67,6 +70,7 @@ ValueNames valueNames(const Function& f) {
   for (const auto& arg : f.body().arguments())
     if (!out.names.count(arg.get())) out.names[arg.get()] = "%" + fresh();
   walk(const_cast<Block&>(f.body()), [&](Operation& op) {
+    if ((++seen & 4095) == 0) checkInterrupt();
     for (const auto& region : op.regions())
       for (const auto& arg : region->block().arguments())
         if (!out.names.count(arg.get())) out.names[arg.get()] = "%" + fresh();
