@@ -1,5 +1,6 @@
 // runtime/Tensor.cpp — storage allocation, tensor construction and scalar access.
 #include "runtime/Tensor.h"
+#include "runtime/StorageLimit.h"
 
 #include "runtime/Dispatch.h"
 #include "runtime/Layout.h"

@@ -9,7 +9,7 @@
 // result, emit, print, doc, completions, interrupt, setArgs. Every call must return or
 // throw a tsl::Error of a user-facing kind; a crash, a sanitizer report, an internal
 // error or any other exception is a bug. Limits as in FuzzEval.cpp.
-#include "runtime/Tensor.h"
+#include "runtime/StorageLimit.h"
 #include "tsl/tsl.h"
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 // a crash, a sanitizer report, an internal error or another exception is a bug. The
 // builtins that reach outside the process (files, exit) are replaced by functions that
 // refuse, so an input cannot write into the folder the fuzzer runs in.
-#include "runtime/Tensor.h"
+#include "runtime/StorageLimit.h"
 #include "tsl/tsl.h"
 
 #include <cstdint>
