@@ -38,7 +38,10 @@ void rejectRecurMarker(const Value& v, std::string_view what) {
 /// forgets an interrupt requested earlier; a nested one must not swallow its caller's.
 void enterFromHost(Evaluator& evaluator) {
   checkStack();
-  if (evaluator.depth() == 0) evaluator.clearInterrupt();
+  if (evaluator.depth() == 0) {
+    evaluator.clearInterrupt();
+    evaluator.resetSteps();
+  }
 }
 
 } // namespace
@@ -360,6 +363,8 @@ std::vector<std::string> Engine::completions(std::string_view prefix) const {
 }
 
 void Engine::interrupt() noexcept { impl_->interrupt(); }
+
+void Engine::setStepLimit(uint64_t steps) { impl_->setStepLimit(steps); }
 
 int runOnLargeStack(const std::function<int()>& body, size_t bytes) {
 #ifdef TSL_SANITIZE

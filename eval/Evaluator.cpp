@@ -248,6 +248,10 @@ void Evaluator::callLimitHit(const Span& span) {
     interrupted_.store(false, std::memory_order_relaxed);
     throw Error(ErrorKind::Runtime, "interrupted", span);
   }
+  if (stepsLeft_ < 0) {
+    stepsLeft_ = -1; // every later step fails too, until the host enters again
+    throw Error(ErrorKind::Runtime, cat("step limit exceeded (more than ", maxSteps_, " calls and loop iterations)"), span);
+  }
   throw Error(ErrorKind::Runtime,
               cat(depthPrefix(tracer_), "stack depth exceeded (more than ", options_.maxDepth, " nested calls)"),
               span);

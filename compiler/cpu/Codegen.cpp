@@ -146,7 +146,18 @@ Program generate(const ir::Module& module, const ir::Function& entry, llvm::Modu
   m.library.link();
   std::string problems;
   llvm::raw_string_ostream stream(problems);
-  if (llvm::verifyModule(out, &stream)) fail(ErrorKind::Internal, "cpu: generated invalid LLVM IR: ", stream.str());
+  // Function by function, polling for Ctrl-C between them: a traced program of 300,000
+  // operations is over a thousand functions, and verifying them at once took a good part
+  // of a second without a poll. The whole module (which checks every function again, and
+  // then its globals) only when it is small.
+  size_t functions = 0;
+  for (const llvm::Function& f : out) {
+    if (f.isDeclaration()) continue;
+    if ((++functions & 15) == 0) checkInterrupt();
+    if (llvm::verifyFunction(f, &stream)) fail(ErrorKind::Internal, "cpu: generated invalid LLVM IR: ", stream.str());
+  }
+  if (functions <= 64 && llvm::verifyModule(out, &stream))
+    fail(ErrorKind::Internal, "cpu: generated invalid LLVM IR: ", stream.str());
   return std::move(m.program);
 }
 

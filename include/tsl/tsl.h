@@ -18,6 +18,7 @@
 #include "tsl/Tensor.h"
 #include "tsl/Value.h"
 
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -123,6 +124,11 @@ public:
   std::vector<std::string> completions(std::string_view prefix) const;
   /// Stops the running evaluation with `runtime error: interrupted`. Async-signal-safe.
   void interrupt() noexcept;
+  /// Bounds each entry from the host (eval, call, a compiled Function's call...) to
+  /// `steps` function calls and loop iterations; past it the evaluation stops with
+  /// `runtime error: step limit exceeded`. 0 (the default) sets no limit. For running
+  /// untrusted programs, with the call-depth limit of the constructor.
+  void setStepLimit(uint64_t steps);
 
   /// Evaluates `source` form by form, calling `each` with every top-level form's value
   /// (the REPL prints them). Source named like earlier source continues its lines, so a
