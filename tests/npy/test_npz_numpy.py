@@ -182,8 +182,15 @@ big = zip_with([("x.npy", npy_bytes(np.zeros(1000, np.float32)))], zipfile.ZIP_D
 hostile("huge-deflated.npz", lie_about_size(big, 0xFFFFFFF0))
 hostile("huge-stored.npz", lie_about_size(stored, 0x7FFFFFF0))
 # a .npy header declaring 2^40 elements inside a small deflated member
-huge_header = npy_bytes(np.zeros(1, np.float32)).replace(b"(1,)", b"(1099511627776,)".ljust(4))
-hostile("huge-shape.npz", zip_with([("x.npy", huge_header)], zipfile.ZIP_DEFLATED))
+def npy_header(shape, descr="<f4"):
+    import io
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buf, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buf.getvalue()
+
+
+hostile("huge-shape.npz", zip_with([("x.npy", npy_header((1 << 40,)) + b"\0" * 64)], zipfile.ZIP_DEFLATED))
+hostile("zeros-bomb.npz", zip_with([("x.npy", npy_header((1 << 28,)) + b"\0" * 4096)], zipfile.ZIP_DEFLATED))
 rc, out, err = run('(load-npz "/dev/null")')
 check("load-npz of a device: an io error", rc > 0 and "io error" in err, err)
 rc, out, err = run('(load-npz "missing.npz")')
