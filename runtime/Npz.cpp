@@ -30,9 +30,11 @@ template <typename... Parts>
   fail(ErrorKind::Io, path, ": ", parts...);
 }
 
-/// libzip's messages start with a capital; ours are lowercase.
+/// libzip's messages start with a capital; ours are lowercase (an acronym, "CRC error",
+/// stays as it is).
 std::string lowercaseFirst(std::string text) {
-  if (!text.empty()) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
+  const auto lower = [](char c) { return std::islower(static_cast<unsigned char>(c)) != 0; };
+  if (text.size() > 1 && lower(text[1])) text[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(text[0])));
   return text;
 }
 
