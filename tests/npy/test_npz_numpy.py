@@ -100,7 +100,7 @@ check("load-tree of a numpy-written nested tree", rc == 0 and out.strip() == "{:
 
 # ---- what cannot round trip is refused before writing ----
 for program, kind in (('(save-tree "x.npz" {"w" [1 2]})', "type error"),
-                      ('(save-tree "x.npz" {:0 [1 2]})', "value error"),
+                      ('(save-tree "x.npz" {(keyword "0") [1 2]})', "value error"),
                       ('(save-tree "x.npz" {:w {}})', "value error"),
                       ('(save-tree "x.npz" {:w nil})', "type error"),
                       ('(save-tree "x.npz" [1 2])', None),
