@@ -297,6 +297,15 @@ V dropoutJvp(Emit& e, const Primal& p, const Vs& d) {
   return d[1] ? e.op(OpKind::Dropout, p.op.attrs(), {p.x[0], d[1]}) : nullptr;
 }
 
+// shuffle(key, x) = take(x, permutation(key, n), 0): linear in x, its adjoint scatters back.
+Vs shuffleVjp(Emit& e, const Primal& p, V ct) {
+  const ir::Dim& rows = p.x[1]->type().dims[0];
+  if (rows.symbolic()) fail(ErrorKind::Type, "autodiff: shuffle along a symbolic axis");
+  V perm = e.op(OpKind::Permutation, CountAttrs{rows.size}, {p.x[0]});
+  return {nullptr, e.op(OpKind::TakeGrad, TakeGradAttrs{0, rows.size}, {ct, perm})};
+}
+V shuffleJvp(Emit& e, const Primal& p, const Vs& d) { return d[1] ? e.op(OpKind::Shuffle, NoAttrs{}, {p.x[0], d[1]}) : nullptr; }
+
 DiffRule rules(VjpRule vjp, JvpRule jvp) { return {Differentiability::Rules, vjp, jvp, ""}; }
 DiffRule constant() { return {Differentiability::Constant, nullptr, nullptr, ""}; }
 
@@ -324,8 +333,10 @@ void addNeuralRules(RuleTable& t) {
   at(OpKind::CrossEntropy) = rules(crossEntropyVjp, crossEntropyJvp);
   at(OpKind::Mse) = rules(mseVjp, mseJvp);
   at(OpKind::Dropout) = rules(dropoutVjp, dropoutJvp);
+  at(OpKind::Shuffle) = rules(shuffleVjp, shuffleJvp);
   for (OpKind k : {OpKind::Full, OpKind::Arange, OpKind::Linspace, OpKind::Eye, OpKind::RngKey, OpKind::RngSplit,
-                   OpKind::RandUniform, OpKind::RandNormal})
+                   OpKind::RandUniform, OpKind::RandNormal, OpKind::RandInt, OpKind::Categorical, OpKind::Permutation,
+                   OpKind::Bernoulli})
     at(k) = constant();
 }
 

@@ -2,6 +2,13 @@
 find_package(Threads REQUIRED)
 find_package(Eigen3 3.4 REQUIRED NO_MODULE)
 find_package(ZLIB REQUIRED)
+# libzip reads and writes the zip archives of .npz files (runtime/Npz.cpp): maintained,
+# in Debian, it reads stored, deflated and zip64 members and checks sizes and CRCs, and
+# it builds archives in memory, so TSL's atomic file writer still writes the file.
+# (minizip, the other Debian choice, is zlib's unmaintained contrib code.) Found with
+# pkg-config: Debian's libzip CMake config names the zipcmp tools of another package.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
 find_package(doctest REQUIRED)
 
 # ANTLR4: the tool (4.7.2, a Java program) generates C++ at build time; the runtime

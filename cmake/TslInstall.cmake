@@ -76,6 +76,6 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "TSL: a Lisp for tensor programs, its comp
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "TSL developers <tsl@localhost>")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libantlr4-runtime4.9, libedit2, zlib1g, libzstd1, libstdc++6 (>= 12), libc6 (>= 2.36)")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libantlr4-runtime4.9, libedit2, zlib1g, libzip4, libzstd1, libstdc++6 (>= 12), libc6 (>= 2.36)")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 include(CPack)

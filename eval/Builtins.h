@@ -65,6 +65,7 @@ void registerTextBuiltins(Evaluator& evaluator);
 void registerOrderBuiltins(Evaluator& evaluator);
 void registerBatchingBuiltins(Evaluator& evaluator);
 void registerNeuralBuiltins(Evaluator& evaluator);
+void registerCheckpointBuiltins(Evaluator& evaluator);
 
 /// A jit function's state, or nullptr if `fn` is not one.
 JitState* jitState(const Value& fn);

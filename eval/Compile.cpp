@@ -10,6 +10,7 @@
 #include "ir/Verifier.h"
 #include "ir/Printer.h"
 #include "parser/Syntax.h"
+#include "tsl/StackGuard.h"
 
 #include <algorithm>
 #include <cctype>
@@ -340,9 +341,23 @@ Lowered lowerFunction(Evaluator& evaluator, const Value& fn, Args args, const Sp
 }
 
 Lowered lowerForTypes(Evaluator& evaluator, const Value& fn, const std::vector<ir::Type>& types,
-                      const std::vector<std::string>& names, const Span& span, const LowerOptions& options) {
+                      const std::vector<std::string>& names, const Span& span, const LowerOptions& options,
+                      const std::vector<TreeShape>& shapes) {
   Signature sig;
   const std::vector<std::string> params = parameterNames(fn);
+  if (!shapes.empty()) { // trees: each argument's leaves, labelled by path ("p.w")
+    size_t leaf = 0;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      sig.args.push_back(shapes[i]);
+      const std::string label = i < names.size() && !names[i].empty() ? names[i] : i < params.size() ? params[i] : cat("arg", i);
+      shapes[i].label(label, sig.labels);
+      for (size_t k = shapes[i].leafCount(); k-- > 0; ++leaf) {
+        sig.leaves.push_back(types.at(leaf));
+        sig.weak.push_back(false);
+      }
+    }
+    return lowerImpl(evaluator, fn, std::move(sig), span, options);
+  }
   for (size_t i = 0; i < types.size(); ++i) {
     sig.args.push_back(TreeShape{});
     sig.leaves.push_back(types[i]);
@@ -385,14 +400,75 @@ void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& t
   lowered.function = const_cast<ir::Function*>(&lowered.executable->entry());
 }
 
-void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types) {
-  // Items are separated by the commas outside brackets.
+namespace {
+
+/// Reads a tree of types at `at` in `text`: `{:key TYPE ...}` (a map, keys in order),
+/// `[TYPE ...]` (a vector), or a tensor type (`f32[784,10]`, spaces allowed inside its
+/// brackets). Separators are spaces and commas. Appends the leaf types in order.
+TreeShape parseTreeType(std::string_view text, size_t& at, std::vector<ir::Type>& types, std::string_view item) {
+  checkStack();
+  auto bad = [&](std::string_view why) -> TreeShape {
+    fail(ErrorKind::Value, "bad signature item '", trimmed(item), "': ", why);
+  };
+  auto skip = [&] {
+    while (at < text.size() && (std::isspace(static_cast<unsigned char>(text[at])) || text[at] == ',')) ++at;
+  };
+  skip();
+  if (at >= text.size()) return bad("a type is missing");
+  TreeShape shape;
+  if (text[at] == '{' || text[at] == '[') {
+    const bool map = text[at] == '{';
+    const char close = map ? '}' : ']';
+    shape.kind = map ? TreeShape::Kind::Map : TreeShape::Kind::Vector;
+    ++at;
+    for (;;) {
+      skip();
+      if (at >= text.size()) return bad(map ? "'{' without '}'" : "'[' without ']'");
+      if (text[at] == close) break;
+      if (map) {
+        if (text[at] != ':') return bad("map keys are keywords, as {:w f32[3] :b f32[]}");
+        const size_t start = ++at;
+        while (at < text.size() && !std::isspace(static_cast<unsigned char>(text[at])) && text[at] != ',' &&
+               text[at] != '{' && text[at] != '[' && text[at] != '}')
+          ++at;
+        if (at == start) return bad("an empty map key");
+        const Value key = makeKeyword(text.substr(start, at - start));
+        for (const Value& k : shape.keys)
+          if (k.keyword().name() == key.keyword().name()) return bad("a map key appears twice");
+        shape.keys.push_back(key);
+      }
+      shape.children.push_back(parseTreeType(text, at, types, item));
+    }
+    ++at;
+    if (shape.children.empty()) return bad("an empty map or vector has no tensors to pass");
+    return shape;
+  }
+  std::string type;
+  int depth = 0;
+  for (; at < text.size(); ++at) {
+    const char c = text[at];
+    if (depth == 0 && (std::isspace(static_cast<unsigned char>(c)) || c == ',' || c == '}' || c == ']')) break;
+    if (c == '[') ++depth;
+    if (c == ']') --depth;
+    if (!std::isspace(static_cast<unsigned char>(c))) type += c;
+  }
+  const std::optional<ir::Type> parsed = ir::parseType(type);
+  if (!parsed) return bad("'" + type + "' is not a type such as f32[128,64]");
+  types.push_back(*parsed);
+  return shape; // a leaf
+}
+
+} // namespace
+
+void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types,
+                    std::vector<TreeShape>* shapes) {
+  // Items are separated by the commas outside brackets and braces.
   std::vector<std::string_view> items;
   int depth = 0;
   size_t start = 0;
   for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '[') ++depth;
-    if (text[i] == ']') --depth;
+    if (text[i] == '[' || text[i] == '{') ++depth;
+    if (text[i] == ']' || text[i] == '}') --depth;
     if (text[i] == ',' && depth == 0) {
       items.push_back(text.substr(start, i - start));
       start = i + 1;
@@ -402,6 +478,22 @@ void parseSignature(std::string_view text, std::vector<std::string>& names, std:
   auto isSpace = [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; };
   auto isWord = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '*'; };
   for (std::string_view raw : items) {
+    // A tree: NAME:{...} or NAME:[...], its leaves flattened in the order written.
+    const size_t colonAt = raw.find(':');
+    size_t open = colonAt == std::string_view::npos ? 0 : colonAt + 1;
+    while (open < raw.size() && std::isspace(static_cast<unsigned char>(raw[open]))) ++open;
+    if (colonAt != std::string_view::npos && open < raw.size() && (raw[open] == '{' || raw[open] == '[')) {
+      const std::string name(trimmed(raw.substr(0, colonAt)));
+      if (name.empty()) fail(ErrorKind::Value, "bad signature item '", trimmed(raw), "': a tree needs a name, as p:{:w f32[3]}");
+      if (!shapes) fail(ErrorKind::Value, "bad signature item '", trimmed(raw), "': trees are not accepted here");
+      size_t at = open;
+      TreeShape shape = parseTreeType(raw, at, types, raw);
+      while (at < raw.size() && std::isspace(static_cast<unsigned char>(raw[at]))) ++at;
+      if (at != raw.size()) fail(ErrorKind::Value, "bad signature item '", trimmed(raw), "': text after the tree");
+      names.push_back(name);
+      shapes->push_back(std::move(shape));
+      continue;
+    }
     // Spaces may surround the punctuation ("x: f32[2, 3]") but never split a word or a
     // number: "f32[2 3]" is not f32[23].
     std::string item;
@@ -424,6 +516,7 @@ void parseSignature(std::string_view text, std::vector<std::string>& names, std:
       fail(ErrorKind::Value, "bad signature item '", trimmed(raw), "': expected NAME:TYPE such as x:f32[128,64] or n:i64");
     names.push_back(name);
     types.push_back(*type);
+    if (shapes) shapes->push_back(TreeShape{});
   }
 }
 

@@ -94,7 +94,8 @@ Lowered lowerFunction(Evaluator& evaluator, const Value& fn, Args args, const Sp
 /// Lowers `fn` for parameters of the given types (symbolic dimensions allowed), as
 /// `tsl compile --sig` asks.
 Lowered lowerForTypes(Evaluator& evaluator, const Value& fn, const std::vector<ir::Type>& types,
-                      const std::vector<std::string>& names, const Span& span, const LowerOptions& options = {});
+                      const std::vector<std::string>& names, const Span& span, const LowerOptions& options = {},
+                      const std::vector<TreeShape>& shapes = {});
 
 /// The engine's debugging switches as a compilation's options; reports pass timings when
 /// it goes, if asked to.
@@ -122,7 +123,15 @@ void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& t
 /// Parses "x:f32[128,64],y:i64[128]" (names optional: "f32[2],i64") into names and types.
 /// Spaces may surround the punctuation ("x: f32[2, 3]") but not split a name, dtype or
 /// size; a malformed item is a value error naming it.
-void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types);
+///
+/// With `shapes`, an item may be a tree of types — `p:{:w f32[784,10] :b f32[10]}`, a map
+/// of keyword keys, or `[f32[2] f32[3]]`, a vector, nested as needed — and `shapes` gets
+/// one TreeShape per argument (a leaf for a plain tensor); `names` one name per argument
+/// and `types` every leaf's type, flattened in the order written (the order of the
+/// compiled function's parameters: "p.w", "p.b", then "x"). Without it a tree is a value
+/// error.
+void parseSignature(std::string_view text, std::vector<std::string>& names, std::vector<ir::Type>& types,
+                    std::vector<TreeShape>* shapes = nullptr);
 
 /// How many compiled versions a jit function keeps unless `:max-versions` says otherwise.
 constexpr size_t kDefaultMaxVersions = 64;

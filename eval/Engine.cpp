@@ -164,11 +164,12 @@ std::string Engine::emit(std::string_view entry, std::string_view signature, Emi
   const Value& fn = globalFunction(*impl_, entry);
   std::vector<std::string> names;
   std::vector<ir::Type> types;
-  parseSignature(signature, names, types);
+  std::vector<TreeShape> shapes;
+  parseSignature(signature, names, types, &shapes);
   if (what == Emit::Tc) { // the tensor-core programs of the contractions, from the types
     LowerOptions options;
     options.optimize = false; // compiling runs :tc's pipeline
-    Lowered lowered = lowerForTypes(*impl_, fn, types, names, {}, options);
+    Lowered lowered = lowerForTypes(*impl_, fn, types, names, {}, options, shapes);
     CompileSwitches switches(*impl_);
     const std::string name = lowered.function->name();
     const auto executable = impl_->compiler().compile(std::move(lowered.module), name, "tc", switches.options);
@@ -180,7 +181,7 @@ std::string Engine::emit(std::string_view entry, std::string_view signature, Emi
   options.optimize = what != Emit::RawIr;
   options.target = native ? "cpu" : emit.target;
   if (!emit.passes.empty()) options.pipeline = &emit.passes;
-  const Lowered lowered = lowerForTypes(*impl_, fn, types, names, {}, options);
+  const Lowered lowered = lowerForTypes(*impl_, fn, types, names, {}, options, shapes);
   if (what == Emit::Graph) return ir::printDot(*lowered.function);
   if (!native) return ir::printModule(*lowered.module, {emit.locations});
   const compiler::Artifact artifact = what == Emit::Llvm     ? compiler::Artifact::Llvm
@@ -237,7 +238,8 @@ Engine::Function Engine::compile(std::string_view name, std::string_view signatu
   const Value& fn = globalFunction(*impl_, name);
   std::vector<std::string> names;
   std::vector<ir::Type> types;
-  parseSignature(signature, names, types);
+  std::vector<TreeShape> shapes;
+  parseSignature(signature, names, types, &shapes);
   for (const ir::Type& t : types)
     if (!t.concrete()) fail(ErrorKind::Value, "compile: the signature's sizes must be numbers, got ", t.str());
   LowerOptions options;
@@ -248,7 +250,7 @@ Engine::Function Engine::compile(std::string_view name, std::string_view signatu
     fail(ErrorKind::Value, "compile: no target '", chosen, "' (cpu, interp, tc)");
   Function f;
   f.state_ = std::make_shared<Function::State>(
-      Function::State{impl_.get(), std::string(name), lowerForTypes(*impl_, fn, types, names, {}, options),
+      Function::State{impl_.get(), std::string(name), lowerForTypes(*impl_, fn, types, names, {}, options, shapes),
                       alive_});
   compileLowered(*impl_, f.state_->lowered, chosen);
   return f;

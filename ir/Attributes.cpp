@@ -61,6 +61,11 @@ template <typename V> void fields(V& v, const RandomAttrs*) {
   v("dtype", &RandomAttrs::dtype);
 }
 template <typename V> void fields(V& v, const SeedAttrs*) { v("seed", &SeedAttrs::seed); }
+template <typename V> void fields(V& v, const RandIntAttrs*) {
+  v("shape", &RandIntAttrs::shape);
+  v("lo", &RandIntAttrs::lo);
+  v("hi", &RandIntAttrs::hi);
+}
 template <typename V> void fields(V& v, const RateAttrs*) { v("rate", &RateAttrs::rate); }
 template <typename V> void fields(V& v, const NormAttrs*) {
   v("axis", &NormAttrs::axis);

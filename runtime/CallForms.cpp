@@ -191,6 +191,15 @@ BuiltCall buildRandom(OpKind self, const ArgValues& v) {
 constexpr ArgSpec kDropoutArgs[] = {tensor("key"), tensor("x"), required("rate", K::Number)};
 BuiltCall buildDropout(OpKind self, const ArgValues& v) { return {self, RateAttrs{v.get<Number>(2).asDouble()}}; }
 
+constexpr ArgSpec kRandIntArgs[] = {tensor("key"), required("shape", K::Ints), required("lo", K::Int), required("hi", K::Int)};
+BuiltCall buildRandInt(OpKind self, const ArgValues& v) {
+  return {self, RandIntAttrs{v.get<std::vector<int64_t>>(1), v.get<int64_t>(2), v.get<int64_t>(3)}};
+}
+constexpr ArgSpec kCategoricalArgs[] = {tensor("key"), tensor("logits")};
+constexpr ArgSpec kShuffleArgs[] = {tensor("key"), tensor("x")};
+constexpr ArgSpec kBernoulliArgs[] = {tensor("key"), tensor("p"), required("shape", K::Ints)};
+BuiltCall buildBernoulli(OpKind self, const ArgValues& v) { return {self, ShapeAttrs{v.get<std::vector<int64_t>>(2)}}; }
+
 } // namespace
 
 const CallForm kUnaryCall{kX, plain};
@@ -236,6 +245,11 @@ const CallForm kRngKeyCall{kRngKeyArgs, buildRngKey};
 const CallForm kRngSplitCall{kRngSplitArgs, buildCount1};
 const CallForm kRandomCall{kRandomArgs, buildRandom};
 const CallForm kDropoutCall{kDropoutArgs, buildDropout};
+const CallForm kRandIntCall{kRandIntArgs, buildRandInt};
+const CallForm kCategoricalCall{kCategoricalArgs, plain};
+const CallForm kPermutationCall{kRngSplitArgs, buildCount1};
+const CallForm kShuffleCall{kShuffleArgs, plain};
+const CallForm kBernoulliCall{kBernoulliArgs, buildBernoulli};
 const CallForm kInternal{{}, nullptr};
 
 std::string usageOf(std::string_view name, const CallForm& form) {

@@ -165,6 +165,11 @@ extern const CallForm kRngKeyCall;
 extern const CallForm kRngSplitCall;
 extern const CallForm kRandomCall; ///< (rand key shape :dtype :f32)
 extern const CallForm kDropoutCall;
+extern const CallForm kRandIntCall;     ///< (randint key shape lo hi)
+extern const CallForm kCategoricalCall; ///< (categorical key logits)
+extern const CallForm kPermutationCall; ///< (permutation key n)
+extern const CallForm kShuffleCall;     ///< (shuffle key x)
+extern const CallForm kBernoulliCall;   ///< (bernoulli key p shape)
 /// Rows without a call form of their own: the compiler's adjoints and variants reached
 /// through another form (gelu-tanh through gelu's :approximate).
 extern const CallForm kInternal;

@@ -630,10 +630,13 @@ Tensor loadNpy(const std::string& path) {
   struct stat info {};
   FileDescriptor file = openForReading(path, info);
   if (!S_ISREG(info.st_mode)) ioFail(path, "not a regular file");
-  const size_t fileSize = static_cast<size_t>(info.st_size);
+  return decodeNpy(path, static_cast<size_t>(info.st_size),
+                   [&](char* out, size_t size) { return readUpTo(file.fd, out, size, path); });
+}
 
+Tensor decodeNpy(const std::string& path, size_t fileSize, const std::function<size_t(char*, size_t)>& read) {
   char preamble[12] = {};
-  const size_t got = readUpTo(file.fd, preamble, std::min<size_t>(fileSize, 10), path);
+  const size_t got = read(preamble, std::min<size_t>(fileSize, 10));
   if (std::memcmp(preamble, kNpyMagic, std::min(got, kNpyMagicSize)) != 0 || got == 0)
     ioFail(path, "not a .npy file (no \\x93NUMPY magic)");
   if (got < 10) ioFail(path, "truncated: the file ends inside the .npy preamble");
@@ -645,7 +648,7 @@ Tensor loadNpy(const std::string& path) {
   // 1.0 stores the header length in 2 bytes (little-endian), 2.0 and 3.0 in 4.
   size_t preambleSize = 10;
   if (major >= 2) {
-    if (readUpTo(file.fd, preamble + 10, 2, path) < 2)
+    if (read(preamble + 10, 2) < 2)
       ioFail(path, "truncated: the file ends inside the .npy preamble");
     preambleSize = 12;
   }
@@ -658,7 +661,7 @@ Tensor loadNpy(const std::string& path) {
     ioFail(path, "truncated: expected a header of ", headerLength, " bytes, found ",
            fileSize - preambleSize);
   std::string headerText(headerLength, '\0');
-  if (readUpTo(file.fd, headerText.data(), headerLength, path) < headerLength)
+  if (read(headerText.data(), headerLength) < headerLength)
     ioFail(path, "truncated: the file ends inside the .npy header");
 
   NpyHeader header;
@@ -684,7 +687,7 @@ Tensor loadNpy(const std::string& path) {
   if (header.fortranOrder) std::reverse(&stored[0], &stored[0] + stored.rank());
   Tensor out = Tensor::empty(header.dtype, stored);
   char* data = out.mutableData();
-  if (readUpTo(file.fd, data, expected, path) < expected)
+  if (read(data, expected) < expected)
     ioFail(path, "truncated: the file shrank while it was read");
   if (header.swapBytes) swapElementBytes(data, static_cast<size_t>(count), width);
   // Any byte but 0 is true to NumPy; a C++ bool must hold exactly 0 or 1.
@@ -694,17 +697,20 @@ Tensor loadNpy(const std::string& path) {
   return out;
 }
 
-void saveNpy(const std::string& path, const Tensor& x) {
-  if (x.blocked()) return saveNpy(path, plain(x));
+NpyImage npyImage(const Tensor& x) {
+  if (x.blocked()) return npyImage(plain(x));
   // bf16 has no NumPy dtype; every bf16 value is exactly a float32. Weak literals are
   // stored as their concrete dtype (weak floats as f32), like any stored value.
   Tensor t = x;
   if (x.weak()) t = astype(x, concreteDType(x.typeKey()));
   if (t.dtype() == DType::BF16) t = astype(t, DType::F32);
   t = contiguous(t);
-  const std::string header = npyPreambleAndHeader(t.dtype(), t.shape());
-  const std::string_view pieces[] = {header,
-                                     {t.data(), static_cast<size_t>(t.numel()) * t.elementSize()}};
+  return {npyPreambleAndHeader(t.dtype(), t.shape()), t};
+}
+
+void saveNpy(const std::string& path, const Tensor& x) {
+  const NpyImage image = npyImage(x);
+  const std::string_view pieces[] = {image.header, image.bytes()};
   writeAtomically(path, pieces);
 }
 

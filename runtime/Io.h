@@ -9,6 +9,7 @@
 #include "runtime/Tensor.h"
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -33,6 +34,21 @@ Tensor loadNpy(const std::string& path);
 /// is a float32), so it loads back as f32. A weak literal is written as its concrete
 /// dtype (a weak float as float32, a weak integer as int64).
 void saveNpy(const std::string& path, const Tensor& x);
+
+/// .npy content of `size` bytes, read in order through `read(out, n)` (which returns the
+/// bytes it got, fewer only where the content ends), checked as loadNpy checks a file;
+/// `name` names it in messages. loadNpy and .npz members (runtime/Npz.h) share it.
+Tensor decodeNpy(const std::string& name, size_t size, const std::function<size_t(char*, size_t)>& read);
+
+/// What saveNpy writes, in two pieces: the preamble and header, then the elements of
+/// `data` (contiguous, of the dtype stored).
+struct NpyImage {
+  std::string header;
+  Tensor data;
+  std::string_view bytes() const { return {data.data(), static_cast<size_t>(data.numel()) * data.elementSize()}; }
+  size_t size() const { return header.size() + bytes().size(); }
+};
+NpyImage npyImage(const Tensor& x);
 
 struct CsvOptions {
   DType dtype = DType::F32;

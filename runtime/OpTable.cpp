@@ -378,6 +378,56 @@ TensorType dropoutType(const OpAttrs& a, std::span<const TensorType> in) {
 }
 Tensor dropoutKernel(const OpAttrs& a, std::span<const Tensor> in) { return dropout(in[0], in[1], get<RateAttrs>(a).rate); }
 
+TensorType randIntType(const OpAttrs& a, std::span<const TensorType> in) {
+  checkKeyType(in[0], "randint");
+  const RandIntAttrs& r = get<RandIntAttrs>(a);
+  if (r.hi <= r.lo) fail(ErrorKind::Value, "randint: hi must exceed lo, got [", r.lo, ", ", r.hi, ")");
+  const Shape shape = shapeOf(r.shape);
+  (void)shape.numel();
+  return {DType::I64, false, shape};
+}
+Tensor randIntKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  const RandIntAttrs& r = get<RandIntAttrs>(a);
+  return randInt(in[0], shapeOf(r.shape), r.lo, r.hi);
+}
+
+TensorType categoricalType(const OpAttrs&, std::span<const TensorType> in) {
+  checkKeyType(in[0], "categorical");
+  const Shape& logits = in[1].shape;
+  if (logits.rank() == 0) fail(ErrorKind::Shape, "categorical: logits need an axis of categories, got a scalar");
+  if (logits[logits.rank() - 1] == 0) fail(ErrorKind::Shape, "categorical: logits have no categories (last axis of size 0)");
+  if (isBool(in[1].dtype)) fail(ErrorKind::Type, "categorical: logits must be numbers, got bool");
+  return {DType::I64, false, Shape(logits.dims().first(static_cast<size_t>(logits.rank() - 1)))};
+}
+Tensor categoricalKernel(const OpAttrs&, std::span<const Tensor> in) { return categorical(in[0], in[1]); }
+
+TensorType permutationType(const OpAttrs& a, std::span<const TensorType> in) {
+  checkKeyType(in[0], "permutation");
+  const int64_t n = get<CountAttrs>(a).count;
+  if (n < 0) fail(ErrorKind::Value, "permutation: n must not be negative, got ", n);
+  return {DType::I64, false, Shape{n}};
+}
+Tensor permutationKernel(const OpAttrs& a, std::span<const Tensor> in) { return permutation(in[0], get<CountAttrs>(a).count); }
+
+TensorType shuffleType(const OpAttrs&, std::span<const TensorType> in) {
+  checkKeyType(in[0], "shuffle");
+  if (in[1].shape.rank() == 0) fail(ErrorKind::Shape, "shuffle: x needs an axis 0 to shuffle, got a scalar");
+  return {movedDType(in[1]), false, in[1].shape};
+}
+Tensor shuffleKernel(const OpAttrs&, std::span<const Tensor> in) { return shuffle(in[0], in[1]); }
+
+TensorType bernoulliType(const OpAttrs& a, std::span<const TensorType> in) {
+  checkKeyType(in[0], "bernoulli");
+  if (isBool(in[1].dtype)) fail(ErrorKind::Type, "bernoulli: p must be a probability (a number), got bool");
+  const Shape shape = shapeOf(get<ShapeAttrs>(a).dims);
+  (void)shape.numel();
+  checkBroadcastTo(in[1].shape, shape);
+  return {DType::Bool, false, shape};
+}
+Tensor bernoulliKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  return bernoulli(in[0], in[1], shapeOf(get<ShapeAttrs>(a).dims));
+}
+
 // ---- Adjoints (runtime/Gradients.h) ----
 
 TensorType stopGradientType(const OpAttrs&, std::span<const TensorType> in) { return in[0]; }

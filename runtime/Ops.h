@@ -168,6 +168,21 @@ struct CallForm; // runtime/CallForms.h
   X(Dropout, "dropout", "dropout", 2, 2, RateAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly, dropoutType, dropoutKernel, kDropoutCall, \
     "Each element zeroed with probability rate, the rest scaled by 1/(1 - rate).",                                     \
     "(dropout (rng-key 0) [1.0 1.0] 0.0) ; f32[2] [1 1]")                                                              \
+  X(RandInt, "randint", "randint", 1, 1, RandIntAttrs, Opaque, LayoutDemanding, kRandom, randIntType, randIntKernel, kRandIntCall, \
+    "Uniform integers in [lo, hi) from key (i64).",                                                                    \
+    "(shape (randint (rng-key 0) [2 3] 0 10)) ; [2 3]")                                                               \
+  X(Categorical, "categorical", "categorical", 2, 2, NoAttrs, Opaque, LayoutDemanding, kRandom, categoricalType, categoricalKernel, kCategoricalCall, \
+    "An index (i64) per row of logits over the last axis, drawn with probabilities softmax(logits).",                  \
+    "(categorical (rng-key 0) [[0.0 -1e30] [-1e30 0.0]]) ; i64[2] [0 1]")                                              \
+  X(Permutation, "permutation", "permutation", 1, 1, CountAttrs, Opaque, LayoutDemanding, kRandom, permutationType, permutationKernel, kPermutationCall, \
+    "A random ordering of 0..n-1 (i64), every ordering equally likely.",                                               \
+    "(sum (permutation (rng-key 0) 4)) ; 6")                                                                          \
+  X(Shuffle, "shuffle", "shuffle", 2, 2, NoAttrs, Opaque, LayoutDemanding, kRandom, shuffleType, shuffleKernel, kShuffleCall, \
+    "The rows (axis 0) of x in a random order: (take x (permutation key n)).",                                         \
+    "(sum (shuffle (rng-key 0) [1 2 3])) ; 6")                                                                         \
+  X(Bernoulli, "bernoulli", "bernoulli", 2, 2, ShapeAttrs, Opaque, LayoutDemanding, kRandom, bernoulliType, bernoulliKernel, kBernoulliCall, \
+    "A :bool tensor of shape, each element true with probability p (p broadcast to shape).",                          \
+    "(bernoulli (rng-key 0) 1.0 [2]) ; bool[2] [true true]")                                                          \
   X(StopGradient, "stop-gradient", "stop_gradient", 1, 1, NoAttrs, Elementwise, Agnostic, kSameOrder | kZeroAtZero | kBitExact, stopGradientType, stopGradientKernel, kUnaryCall, \
     "x, through which no derivative flows.",                                                                           \
     "((grad (fn [x] (* x (stop-gradient x)))) 3.0) ; 3.0")                                                             \
@@ -283,6 +298,11 @@ struct SeedAttrs {
   int64_t seed = 0;
   bool operator==(const SeedAttrs&) const = default;
 };
+struct RandIntAttrs { ///< randint: shape and the range [lo, hi)
+  std::vector<int64_t> shape;
+  int64_t lo = 0, hi = 0;
+  bool operator==(const RandIntAttrs&) const = default;
+};
 struct RateAttrs {
   double rate = 0;
   bool operator==(const RateAttrs&) const = default;
@@ -329,7 +349,7 @@ using OpAttrs = std::variant<NoAttrs, AxisAttrs, ShapeAttrs, PermAttrs, AxesAttr
                              PadAttrs, CountAttrs, CastAttrs, FullAttrs, ArangeAttrs, LinspaceAttrs, EyeAttrs,
                              RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, Conv2dAttrs,
                              Pool2dAttrs, SliceGradAttrs, TakeGradAttrs, Conv2dGradAttrs, Pool2dGradAttrs,
-                             LayoutAttrs>;
+                             LayoutAttrs, RandIntAttrs>;
 
 /// The type of a tensor value: dtype (weak for untyped literals), shape.
 struct TensorType {

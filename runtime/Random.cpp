@@ -3,6 +3,8 @@
 
 #include "runtime/Dispatch.h"
 #include "runtime/Elementwise.h"
+#include "runtime/Layout.h"
+#include "runtime/Structure.h"
 #include "runtime/ThreadPool.h"
 #include "runtime/Views.h"
 
@@ -47,6 +49,12 @@ double uniformElement(const Stream& s, uint64_t i) {
     return uniformFromBits(s.word(i), significandBits<T>());
   }
 }
+
+/// The 64-bit word of element i: stream words 2i (high half) and 2i+1.
+uint64_t word64(const Stream& s, uint64_t i) { return uint64_t(s.word(2 * i)) << 32 | s.word(2 * i + 1); }
+
+/// ⌊w·m / 2^64⌋: a word scaled to [0, m) without division (Lemire's multiply-high).
+uint64_t scaleWord(uint64_t w, uint64_t m) { return static_cast<uint64_t>((static_cast<unsigned __int128>(w) * m) >> 64); }
 
 void checkFloat(DType dtype, const char* who) {
   if (!isFloat(dtype)) fail(ErrorKind::Type, who, ": dtype must be a float type, got ", dtypeName(dtype));
@@ -149,6 +157,80 @@ Tensor dropout(const Tensor& key, const Tensor& x, double rate) {
   const Tensor zero = Tensor::zeros(input.dtype(), input.shape());
   const Tensor scaled = rate >= 1.0 ? zero : applyBinary(BinaryOp::Mul, input, Tensor::weakFloat(1.0 / (1.0 - rate)));
   return where(mask, scaled, zero);
+}
+
+Tensor randInt(const Tensor& key, const Shape& shape, int64_t lo, int64_t hi) {
+  const Stream stream{keyWords(key, "randint")};
+  if (hi <= lo) fail(ErrorKind::Value, "randint: hi must exceed lo, got [", lo, ", ", hi, ")");
+  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo); // < 2^64: no overflow
+  Tensor out = Tensor::empty(DType::I64, shape);
+  int64_t* o = reinterpret_cast<int64_t*>(out.mutableData());
+  parallelFor(out.numel(), int64_t(1) << 13, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      o[i] = static_cast<int64_t>(static_cast<uint64_t>(lo) + scaleWord(word64(stream, static_cast<uint64_t>(i)), range));
+  });
+  return out;
+}
+
+Tensor categorical(const Tensor& key, const Tensor& logits) {
+  const Stream stream{keyWords(key, "categorical")};
+  if (logits.rank() == 0) fail(ErrorKind::Shape, "categorical: logits need an axis of categories, got a scalar");
+  const Tensor values = contiguous(astype(plain(logits), DType::F64));
+  const int64_t n = values.shape()[values.rank() - 1];
+  if (n == 0) fail(ErrorKind::Shape, "categorical: logits have no categories (last axis of size 0)");
+  const Shape rows(values.shape().dims().first(static_cast<size_t>(values.rank() - 1)));
+  Tensor out = Tensor::empty(DType::I64, rows);
+  const double* x = reinterpret_cast<const double*>(values.data());
+  int64_t* o = reinterpret_cast<int64_t*>(out.mutableData());
+  int64_t badRow = -1;
+  for (int64_t r = 0; r < out.numel(); ++r) {
+    double best = -INFINITY;
+    int64_t chosen = -1;
+    for (int64_t j = 0; j < n; ++j) {
+      const double logit = x[r * n + j];
+      if (std::isnan(logit)) { chosen = -1; break; }
+      if (logit == -INFINITY) continue;
+      const double u = uniformElement<double>(stream, static_cast<uint64_t>(r * n + j));
+      // -log(-log u) with u in (0, 1): u = 0 would give -inf; nudge it to the smallest step.
+      const double g = logit - std::log(-std::log(u > 0 ? u : 0x1p-54));
+      if (chosen < 0 || g > best) best = g, chosen = j;
+    }
+    if (chosen < 0 && badRow < 0) badRow = r;
+    o[r] = chosen;
+  }
+  if (badRow >= 0)
+    fail(ErrorKind::Value, "categorical: row ", badRow, " of the logits has no finite maximum (all -inf, or NaN)");
+  return out;
+}
+
+Tensor permutation(const Tensor& key, int64_t n) {
+  const Stream stream{keyWords(key, "permutation")};
+  if (n < 0) fail(ErrorKind::Value, "permutation: n must not be negative, got ", n);
+  Tensor out = Tensor::empty(DType::I64, Shape{n});
+  int64_t* o = reinterpret_cast<int64_t*>(out.mutableData());
+  for (int64_t i = 0; i < n; ++i) o[i] = i;
+  for (int64_t i = n - 1; i > 0; --i) {
+    const auto j = static_cast<int64_t>(scaleWord(word64(stream, static_cast<uint64_t>(i)), static_cast<uint64_t>(i + 1)));
+    std::swap(o[i], o[j]);
+  }
+  return out;
+}
+
+Tensor shuffle(const Tensor& key, const Tensor& x) {
+  if (x.rank() == 0) fail(ErrorKind::Shape, "shuffle: x needs an axis 0 to shuffle, got a scalar");
+  return take(x, permutation(key, x.shape()[0]), 0);
+}
+
+Tensor bernoulli(const Tensor& key, const Tensor& p, const Shape& shape) {
+  const Stream stream{keyWords(key, "bernoulli")};
+  const Tensor probability = contiguous(broadcastTo(astype(plain(p), DType::F64), shape));
+  Tensor out = Tensor::empty(DType::Bool, shape);
+  const double* q = reinterpret_cast<const double*>(probability.data());
+  bool* o = reinterpret_cast<bool*>(out.mutableData());
+  parallelFor(out.numel(), int64_t(1) << 13, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) o[i] = uniformElement<double>(stream, static_cast<uint64_t>(i)) < q[i];
+  });
+  return out;
 }
 
 } // namespace tsl

@@ -32,6 +32,28 @@ Tensor randNormal(const Tensor& key, const Shape& shape, DType dtype);
 /// 1 / (1 - rate), else 0. rate must be in [0, 1]; rate 1 drops everything.
 Tensor dropout(const Tensor& key, const Tensor& x, double rate);
 
+/// Uniform integers in [lo, hi), i64: element i is lo + ⌊w·(hi - lo) / 2^64⌋ for the
+/// 64-bit word w made of stream words 2i and 2i+1 (a bias below (hi - lo) / 2^64).
+/// hi must exceed lo.
+Tensor randInt(const Tensor& key, const Shape& shape, int64_t lo, int64_t hi);
+
+/// One index per row of `logits` (over the last axis; rank 0 is refused), drawn with
+/// probabilities softmax(logits) by the Gumbel-max rule: the argmax over j of
+/// logits[j] - log(-log u_j), u_j the f64 uniform of element (row·n + j). A logit of
+/// -inf is never drawn; a row of -inf (or with NaN) is a value error.
+Tensor categorical(const Tensor& key, const Tensor& logits);
+
+/// A uniformly random permutation of 0..n-1, i64[n]: Fisher–Yates from the top, step
+/// i (n-1 down to 1) swapping position i with ⌊w_i·(i+1) / 2^64⌋ for 64-bit word w_i.
+Tensor permutation(const Tensor& key, int64_t n);
+
+/// The rows of x (axis 0) reordered by permutation(key, rows): take(x, perm, 0).
+Tensor shuffle(const Tensor& key, const Tensor& x);
+
+/// A :bool tensor of `shape`, element i true when the f64 uniform u_i < p_i (p
+/// broadcast to shape): true with probability p, never for p <= 0, always for p >= 1.
+Tensor bernoulli(const Tensor& key, const Tensor& p, const Shape& shape);
+
 /// The two words of a key tensor; a type or shape error if it is not an i64[2] of words.
 std::array<uint32_t, 2> keyWords(const Tensor& key, const char* who);
 

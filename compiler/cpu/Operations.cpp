@@ -376,6 +376,11 @@ const Fallback kFallbacks[] = {
     {OpKind::RandUniform, "random numbers come from the runtime's generator"},
     {OpKind::RandNormal, "random numbers come from the runtime's generator"},
     {OpKind::Dropout, "random numbers come from the runtime's generator"},
+    {OpKind::RandInt, "random numbers come from the runtime's generator"},
+    {OpKind::Categorical, "random numbers come from the runtime's generator"},
+    {OpKind::Permutation, "random numbers come from the runtime's generator"},
+    {OpKind::Shuffle, "random numbers come from the runtime's generator"},
+    {OpKind::Bernoulli, "random numbers come from the runtime's generator"},
     {OpKind::Transdata, "layout conversions run the runtime's conversion"},
 };
 

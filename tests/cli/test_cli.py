@@ -336,6 +336,18 @@ def main():
           r.rc == 0 and "int32_t predict(const float* w, const float* x, float* result0);" in r.out
           and "const char* predict_error(void);" in r.out and "predict(w: f32[3,2], x: f32[4,3]) -> (f32[4,2])" in r.out,
           str(r))
+    tree_model = write("tree-model.tsl", "(defn predict [p x] (+ (matmul x (:w p)) (:b p)))\n")
+    r = tsl("compile", tree_model, "--entry", "predict", "--sig", "p:{:w f32[784,10] :b f32[10]},x:f32[32,784]",
+            "--emit=header")
+    check("compile --sig takes a tree; the header passes its leaves in the order written, named by path",
+          r.rc == 0 and "int32_t predict(const float* p_w, const float* p_b, const float* x, float* result0);" in r.out,
+          str(r))
+    r = tsl("compile", tree_model, "--entry", "predict", "--sig", "p:{:b f32[10] :w f32[784,10]},x:f32[32,784]")
+    check("compile --sig with a tree lowers the function with one parameter per leaf",
+          r.rc == 0 and re.search(r"%p\.b: f32\[10\], %p\.w: f32\[784,10\], %x: f32\[32,784\]", r.out), str(r))
+    r = tsl("compile", tree_model, "--entry", "predict", "--sig", "p:{:w f32[784,10]},x:f32[32,784]")
+    check("compile --sig with a tree missing a key the function reads is an error, not a crash",
+          r.rc == 1 and "error" in r.err, str(r))
     r = tsl("compile", model, "--entry", "predict", "--sig", sig, "--emit=lib")
     check("compile --emit=lib without -o exits 2 (a binary is not printed)", r.rc == 2 and "-o" in r.err, str(r))
     lib = os.path.join(WORK, "libpredict.so")

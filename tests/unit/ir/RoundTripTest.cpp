@@ -85,6 +85,11 @@ std::optional<Sample> sampleFor(OpKind kind) {
   case OpKind::RandUniform: return Sample{{key}, RandomAttrs{{2, 2}, DType::F64}};
   case OpKind::RandNormal: return Sample{{key}, RandomAttrs{{3}, DType::BF16}};
   case OpKind::Dropout: return Sample{{key, ty(DType::F32, {4})}, RateAttrs{0.25}};
+  case OpKind::RandInt: return Sample{{key}, RandIntAttrs{{2, 3}, -5, 7}};
+  case OpKind::Categorical: return Sample{{key, ty(DType::F32, {2, 5})}, NoAttrs{}};
+  case OpKind::Permutation: return Sample{{key}, CountAttrs{6}};
+  case OpKind::Shuffle: return Sample{{key, ty(DType::F32, {4, 3})}, NoAttrs{}};
+  case OpKind::Bernoulli: return Sample{{key, ty(DType::F32, {3})}, ShapeAttrs{{2, 3}}};
   // The adjoints autodiff emits.
   case OpKind::StopGradient: return Sample{{m23}};
   case OpKind::Transdata: return Sample{{ty(DType::F16, {20, 19, 3, 3})}, LayoutAttrs{Layout::FractalZ}};
