@@ -5,6 +5,7 @@
 #include "parser/Syntax.h"
 #include "runtime/Dispatch.h"
 #include "runtime/Format.h"
+#include "runtime/Interrupt.h"
 #include "runtime/Layout.h"
 #include "tsl/StackGuard.h"
 
@@ -40,7 +41,9 @@ ValueNames valueNames(const Function& f) {
   std::vector<const Value*> all;
   auto visit = [&](const Value* v) { all.push_back(v); };
   for (const auto& arg : f.body().arguments()) visit(arg.get());
+  size_t seen = 0;
   walk(const_cast<Block&>(f.body()), [&](Operation& op) {
+    if ((++seen & 1023) == 0) checkInterrupt(); // Ctrl-C stops naming a huge module's values
     for (const auto& region : op.regions())
       for (const auto& arg : region->block().arguments()) visit(arg.get());
     if (op.resultCount() == 1) visit(op.result());
@@ -135,7 +138,10 @@ private:
 
   void block(const Block& b, int depth, std::string& out) {
     checkStack();
-    for (const auto& op : b.ops()) operation(*op, depth, out);
+    for (const auto& op : b.ops()) {
+      if ((++printed_ & 1023) == 0) checkInterrupt(); // a huge module: Ctrl-C stops printing it
+      operation(*op, depth, out);
+    }
   }
 
   /// What a layout conversion moves, as a comment: "// nc1hwc0 -> row-major, 65536 -> 40960 B".
@@ -233,6 +239,7 @@ private:
   const PrintOptions& options_;
   std::unordered_map<const Value*, std::string> names_;
   std::unordered_map<const Operation*, std::string> groups_;
+  size_t printed_ = 0; /// operations printed so far (Ctrl-C is polled every 1024)
 };
 
 } // namespace
