@@ -303,7 +303,7 @@ BackendInfo cpuBackendInfo() {
   };
   info.emits = {emit("llvm", Artifact::Llvm, false, "LLVM IR"), emit("asm", Artifact::Asm, false, "assembly"),
                 emit("obj", Artifact::Object, true, "an object file"),
-                emit("lib", Artifact::Library, true, "a shared library: a C function per entry, needing only libc and libm"),
+                emit("lib", Artifact::Library, true, "a shared library (a C function per entry; libc and libm only)"),
                 emit("header", Artifact::Header, false, "the library's C header")};
   return info;
 }
