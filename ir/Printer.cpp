@@ -43,7 +43,7 @@ ValueNames valueNames(const Function& f) {
   for (const auto& arg : f.body().arguments()) visit(arg.get());
   size_t seen = 0;
   walk(const_cast<Block&>(f.body()), [&](Operation& op) {
-    if ((++seen & 1023) == 0) checkInterrupt(); // Ctrl-C stops naming a huge module's values
+    if ((++seen & 255) == 0) checkInterrupt(); // Ctrl-C stops naming a huge module's values
     for (const auto& region : op.regions())
       for (const auto& arg : region->block().arguments()) visit(arg.get());
     if (op.resultCount() == 1) visit(op.result());
@@ -51,6 +51,7 @@ ValueNames valueNames(const Function& f) {
   std::set<std::string> used;
   std::unordered_map<std::string, int> nextSuffix; // per name, the next suffix to try
   for (const Value* v : all) {
+    if ((++seen & 255) == 0) checkInterrupt();
     if (!validName(v->name())) continue;
     std::string name = v->name();
     if (used.count(name)) {
@@ -72,6 +73,7 @@ ValueNames valueNames(const Function& f) {
     for (const auto& region : op.regions())
       for (const auto& arg : region->block().arguments())
         if (!out.names.count(arg.get())) out.names[arg.get()] = "%" + fresh();
+    if ((++seen & 255) == 0) checkInterrupt();
     if (op.resultCount() == 1 && !out.names.count(op.result())) out.names[op.result()] = "%" + fresh();
     if (op.resultCount() > 1) {
       const std::string base = "%" + fresh();
@@ -139,7 +141,7 @@ private:
   void block(const Block& b, int depth, std::string& out) {
     checkStack();
     for (const auto& op : b.ops()) {
-      if ((++printed_ & 1023) == 0) checkInterrupt(); // a huge module: Ctrl-C stops printing it
+      if ((++printed_ & 255) == 0) checkInterrupt(); // a huge module: Ctrl-C stops printing it
       operation(*op, depth, out);
     }
   }
@@ -239,7 +241,7 @@ private:
   const PrintOptions& options_;
   std::unordered_map<const Value*, std::string> names_;
   std::unordered_map<const Operation*, std::string> groups_;
-  size_t printed_ = 0; /// operations printed so far (Ctrl-C is polled every 1024)
+  size_t printed_ = 0; /// operations printed so far (Ctrl-C is polled every 256)
 };
 
 } // namespace
