@@ -1,16 +1,23 @@
 // compiler/Backend.h — the seam between the compiler and its targets.
 //
-// A Backend is a target (`:interp`, `:cpu`; `:tc` later): it has a name, the pipeline of
-// passes it runs on a module, a lowering table saying how it runs each operation, and it
-// compiles an optimised module into an Executable that runs and can be inspected. The
-// evaluator never sees a backend directly: it hands modules to compiler::Compiler
+// A Backend is a target (`:interp`, `:cpu`, `:tc`, or one a host or a test adds): it has
+// a name, the pipeline of passes it runs on a module, a lowering table saying how it runs
+// each operation, and it compiles an optimised module into an Executable that runs and
+// can be inspected. Each target registers a BackendInfo (registerBackend): how to make its
+// backend and what it adds to the language and the command line — its options (jit
+// keywords, command-line flags, parsed and checked by the target), its statistics, its
+// builtins and REPL commands, its `tsl` commands. Everything above compiler/ (eval/,
+// repl/, the public API) reads these declarations and names no target. The evaluator
+// never sees a backend directly: it hands modules to compiler::Compiler
 // (compiler/Compiler.h), which owns an engine's backends and their compiled code.
 #pragma once
 
 #include "ir/IR.h"
 #include "ir/Pass.h"
 
+#include <functional>
 #include <iosfwd>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,9 +34,13 @@ enum class Lowering : uint8_t {
 };
 const char* loweringName(Lowering lowering);
 
+/// The values of a target's options (BackendOption), by option name, as the option's
+/// parse function returned them.
+using OptionValues = std::map<std::string, std::string, std::less<>>;
+
 /// What a compilation is asked for beyond the module.
 struct CompileOptions {
-  int optLevel = 2;         ///< 0 to 3: LLVM's optimisation level on :cpu
+  int optLevel = 2;         ///< 0 to 3: the optimisation level of generated code
   std::string cpu;          ///< the CPU to generate code for; empty: this machine's
   bool aot = false;         ///< ahead of time: position-independent, self-contained code
                             ///< (an operation without generated code is an error)
@@ -45,9 +56,8 @@ struct CompileOptions {
   std::vector<Tensor> constants;      ///< the values of the entry's last parameters, fixed
                                       ///< for this compilation (captured tensors passed as
                                       ///< hidden parameters): :tc converts their layouts once
-  std::string tcDevice;               ///< :tc: a device preset or description file (empty: a2)
-  std::string tcDtype;                ///< :tc: what contractions round their inputs to
-                                      ///< ("f16", the default, or "bf16": jit :tc-dtype)
+  OptionValues backend;               ///< the compiling target's options (jit keywords and
+                                      ///< command-line flags it declares), by name
 };
 
 /// What Backend::emit produces.
@@ -100,6 +110,40 @@ public:
   virtual MemoryUse memory() const;
 };
 
+/// A statistic a backend reports: a number, a text, a list or a map of statistics
+/// (`(tc-stats)` is a map of them; TSL sees maps with keyword keys).
+struct Stat {
+  enum class Kind : uint8_t { Int, Real, Text, List, Map };
+  Kind kind = Kind::Int;
+  int64_t integer = 0;
+  double real = 0;
+  std::string text;
+  std::vector<Stat> items;
+  std::vector<std::pair<std::string, Stat>> entries; ///< keys in kebab-case
+  static Stat of(int64_t n) { Stat s; s.integer = n; return s; }
+  static Stat ofReal(double x) { Stat s; s.kind = Kind::Real; s.real = x; return s; }
+  static Stat ofText(std::string t) { Stat s; s.kind = Kind::Text; s.text = std::move(t); return s; }
+  static Stat list(std::vector<Stat> items) { Stat s; s.kind = Kind::List; s.items = std::move(items); return s; }
+  static Stat map(std::vector<std::pair<std::string, Stat>> entries) {
+    Stat s;
+    s.kind = Kind::Map;
+    s.entries = std::move(entries);
+    return s;
+  }
+  /// As JSON (keys in snake_case).
+  std::string json() const;
+};
+
+/// A file a backend writes, or text for standard error (empty path), when asked by a flag.
+struct Output {
+  std::string path;
+  std::string text;
+};
+
+/// The flags of the command line a target declared, in the order given (a flag may be
+/// given more than once), without the leading "--".
+using FlagValues = std::vector<std::pair<std::string, std::string>>;
+
 class Backend {
 public:
   virtual ~Backend() = default;
@@ -119,13 +163,119 @@ public:
   /// this target makes no such thing.
   virtual std::string emit(const ir::Module& module, const ir::Function& entry, Artifact artifact,
                            const CompileOptions& options);
+  /// What of `options` decides its code beyond the module, the entry and its options
+  /// (CompileOptions::backend, which the cache key holds already): :cpu's CPU and level.
+  virtual std::string cacheKey(const CompileOptions& options) const;
+  /// Its statistics: of the last call (`total` false) or of every call so far; an empty
+  /// map when it keeps none.
+  virtual Stat statistics(bool total);
+  /// The same as JSON, for files and programs (`tsl run --tc-stats`).
+  virtual std::string statisticsJson(bool total);
+  /// Called before a `tsl run` with the flags of this target given on the command line,
+  /// and after it (also when the program failed): what to write where.
+  virtual void beforeRun(const FlagValues& flags);
+  virtual std::vector<Output> afterRun(const FlagValues& flags);
 };
 
+/// A value given to an option: a keyword's name (`keyword`), else the text of a string
+/// or of a flag's value (`text`); `printed` is how the user wrote it, for messages.
+struct OptionInput {
+  bool isKeyword = false;
+  std::string keyword;
+  std::string text;
+  std::string printed;
+};
+
+/// An option a target takes: `jit :NAME value` and/or `--NAME=value` on the command line.
+/// Its value reaches compilation as CompileOptions::backend[NAME].
+struct BackendOption {
+  std::string name;          ///< kebab-case, without ':' or "--"
+  bool jitKeyword = false;   ///< `jit` takes :NAME value (for this target only)
+  bool flag = false;         ///< `tsl` takes --NAME=value (or --NAME value)
+  bool valueOptional = false; ///< a flag given as --NAME alone (the value then empty)
+  bool compiles = true;      ///< the value decides compilation (else only beforeRun/afterRun)
+  std::string command;       ///< the `tsl` command it belongs to (listed under it), or empty
+  std::string usage;         ///< the help line's left column, e.g. "--tc-device=D"
+  std::string help;          ///< what it does, for `tsl --help` and the docs
+  /// Its value from what the user gave, or a tsl::Error (kind value) in the target's
+  /// words; `who` is "jit" or "tsl". Null: any text, as given.
+  std::function<std::string(const OptionInput& input, const std::string& who)> parse;
+};
+
+/// A builtin a target adds to the language, of one of the kinds the evaluator knows.
+struct BackendBuiltin {
+  enum class Kind : uint8_t {
+    Statistics, ///< (NAME) / (NAME :last) / (NAME :total): statistics() as a map
+    Inspect,    ///< (NAME f x...): f compiled for the target at x..., Executable::inspect(what)
+    Emit,       ///< (NAME f x...): the target's emit(artifact) for f at x...
+  };
+  std::string name;
+  Kind kind = Kind::Statistics;
+  std::string what;                  ///< Inspect: the kind of inspection
+  Artifact artifact = Artifact::Llvm; ///< Emit: the artifact
+  std::string empty;                 ///< Inspect: the text when inspect() gives none
+  std::string doc;                   ///< its :doc
+  std::string replCommand;           ///< the REPL's command for it (":tc-stats"), or empty
+  std::string replHelp;              ///< the REPL's help line for it
+};
+
+/// What `tsl compile --emit=NAME` makes on this target: an artifact or an inspection.
+struct BackendEmit {
+  std::string name;
+  bool inspect = false; ///< Executable::inspect(name) of the compiled function
+  Artifact artifact = Artifact::Llvm;
+  bool binary = false;  ///< bytes for a file (-o is needed)
+  std::string empty;    ///< inspect: the text when inspect() gives none
+  std::string help;     ///< what it is, for `tsl --help`
+};
+
+/// A command of `tsl` a target adds (`tsl tc-run FILE`).
+struct BackendCommand {
+  struct Context {
+    std::vector<std::string> args;                ///< after the command's name
+    FlagValues flags;                             ///< this target's flags
+    std::ostream* out = nullptr;                  ///< standard output
+    std::function<void(std::string_view name, std::string text)> addSource; ///< for error carets
+    std::function<void(const std::string& path, std::string_view bytes)> writeFile; ///< atomically
+    std::function<std::string(const std::string& path)> readSource; ///< a file, "-": standard input
+  };
+  std::string name;
+  std::string usage; ///< "tsl tc-run FILE [...]"
+  std::string help;  ///< for `tsl --help`
+  /// Its exit status; errors as tsl::Error. A wrong number of arguments: usage, status 2.
+  std::function<int(const Context&)> run;
+};
+
+/// A target: how to make its backend and what it adds.
+struct BackendInfo {
+  std::string name;     ///< the target's name (jit :target :NAME, tsl --target=NAME)
+  int preference = 100; ///< targets are listed by it, lowest first: the first is the default
+  std::function<std::unique_ptr<Backend>()> make;
+  std::vector<BackendOption> options;
+  std::vector<BackendBuiltin> builtins;
+  std::vector<BackendEmit> emits;
+  std::vector<BackendCommand> commands;
+  std::string layouts; ///< the layout preferences it gives `jit :layouts :NAME`, or empty
+};
+
+/// Adds a target (a name already registered is replaced). The built-in targets register
+/// themselves on first use of the registry; a test or a host may register one any time
+/// before its first engine: a static object calling this is enough.
+void registerBackend(BackendInfo info);
+/// Registers an object's target at static initialisation.
+struct BackendRegistration {
+  explicit BackendRegistration(BackendInfo info) { registerBackend(std::move(info)); }
+};
+/// Every target, in order of preference.
+std::vector<const BackendInfo*> backendInfos();
+const BackendInfo* findBackendInfo(std::string_view name);
 /// Makes the backend named `name` (one per engine: a backend may own a JIT); nullptr for
 /// a name this build has no backend for.
 std::unique_ptr<Backend> makeBackend(std::string_view name);
-/// The targets this build has, in order of preference ("cpu", "interp", "tc").
-const std::vector<std::string>& targetNames();
+/// The targets this build has, in order of preference (":cpu" first in a full build).
+std::vector<std::string> targetNames();
+/// The layout preferences `jit :layouts` takes: those the targets give, and "none".
+std::vector<std::string> layoutNames();
 
 /// Adds compiler/'s passes (fuse, plan-memory, ...) to ir/'s registry; idempotent.
 /// Everything that lists or creates passes by name calls it first.

@@ -70,24 +70,32 @@ std::string Compiler::emit(const ir::Module& module, const std::string& entry, s
   return backend(target).emit(module, *function, artifact, options);
 }
 
+std::string Compiler::cacheKey(const ir::Module& module, const std::string& entry, std::string_view target,
+                               const CompileOptions& options) {
+  Backend& b = backend(target);
+  std::string donated;
+  for (bool d : options.donated) donated += d ? '1' : '0';
+  std::string key = cat(target, "|@", entry, "|donate ", donated, "|layouts ", options.layoutTarget, "|", b.cacheKey(options));
+  for (const auto& [name, value] : options.backend) key += cat("|", name, "=", value);
+  // The module as lowered (value names included: they change nothing, but the same
+  // program lowered twice prints the same); the pipeline is a function of the rest.
+  return cat(key, "\n", ir::printModule(module, {false}));
+}
+
 std::shared_ptr<Executable> Compiler::compile(std::unique_ptr<ir::Module> module, const std::string& entry,
                                               std::string_view target, const CompileOptions& options) {
   Backend& b = backend(target);
-  optimize(*module, target, options, entry);
-  const ir::Function* function = module->find(entry);
-  TSL_ASSERT(function, "compile: the module has no function @", entry);
-  // The optimised text decides the code (value names included: they change nothing, but
-  // the same program lowered twice prints the same).
-  std::string donated;
-  for (bool d : options.donated) donated += d ? '1' : '0';
-  const std::string key = cat(target, "|", options.cpu, "|O", options.optLevel, "|@", entry, "|donate ", donated,
-                              "|tc ", options.tcDevice, " ", options.tcDtype, "\n",
-                              ir::printModule(*module, {false}));
+  // Looked up before the pipeline runs: a hit costs printing the module, nothing more.
+  const std::string key = cacheKey(*module, entry, target, options);
   for (auto it = cache_.begin(); it != cache_.end(); ++it)
     if (it->first == key) {
       cache_.splice(cache_.begin(), cache_, it); // most recently used first
+      ++hits_;
       return cache_.front().second;
     }
+  optimize(*module, target, options, entry);
+  const ir::Function* function = module->find(entry);
+  TSL_ASSERT(function, "compile: the module has no function @", entry);
   std::shared_ptr<const ir::Module> shared(std::move(module));
   std::shared_ptr<Executable> executable = b.compile(shared, *function, options);
   cache_.emplace_front(key, executable);

@@ -4,11 +4,14 @@
 // compiler runs the target's pipeline on it and compiles it with the target's backend.
 // This is the narrow interface between the two layers: modules in, executables out.
 //
-// Compiled code is cached by what determines it: the optimised module's text, the
-// target, the CPU and the optimisation level. A function compiled again — the same jit
-// function called from a fresh closure, a derivative rebuilt — reuses the code. The cache
-// holds the most recent kCachedExecutables; an executable's code is freed when neither
-// the cache nor any jit function holds it.
+// Compiled code is cached by what determines it: the module as lowered (before any
+// pass), the entry, the target, the donated parameters, the layout preferences, the
+// target's options (CompileOptions::backend) and its own key fields (Backend::cacheKey:
+// :cpu's CPU and optimisation level). It is looked up before the pipeline runs: a
+// function compiled again — the same jit function called from a fresh closure, a
+// derivative rebuilt — costs neither the passes nor code generation. The cache holds the
+// most recent kCachedExecutables; an executable's code is freed when neither the cache
+// nor any jit function holds it.
 #pragma once
 
 #include "compiler/Backend.h"
@@ -27,8 +30,8 @@ public:
   Compiler(const Compiler&) = delete;
   Compiler& operator=(const Compiler&) = delete;
 
-  /// The backend of `target` ("cpu", "interp"), made on first use; a value error naming
-  /// the targets this build has for any other name.
+  /// The backend of `target` (a registered target's name), made on first use; a value
+  /// error naming the targets this build has for any other name.
   Backend& backend(std::string_view target);
 
   /// Runs the target's pipeline on `module` (in place), with the switches of `options`;
@@ -49,8 +52,17 @@ public:
 
   /// Executables kept for reuse.
   static constexpr size_t kCachedExecutables = 64;
+  /// Compilations answered from the cache so far (without running the pipeline).
+  size_t cacheHits() const { return hits_; }
+  /// The key compile() caches the compilation of `module` (as lowered) under.
+  std::string cacheKey(const ir::Module& module, const std::string& entry, std::string_view target,
+                       const CompileOptions& options);
+
+  /// The backends made so far (their statistics, their run hooks), by target name.
+  const std::map<std::string, std::unique_ptr<Backend>, std::less<>>& madeBackends() const { return backends_; }
 
 private:
+  size_t hits_ = 0;
   std::map<std::string, std::unique_ptr<Backend>, std::less<>> backends_;
   /// Most recently used first.
   std::list<std::pair<std::string, std::shared_ptr<Executable>>> cache_;

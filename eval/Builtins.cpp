@@ -100,7 +100,7 @@ void registerBuiltins(Evaluator& evaluator) {
   builtins::registerTensorBuiltins(evaluator); // after the others: it extends get and astype
   builtins::registerCompileBuiltins(evaluator);
   builtins::registerAutodiffBuiltins(evaluator);
-  builtins::registerTcBuiltins(evaluator);
+  builtins::registerTargetBuiltins(evaluator);
   builtins::registerErrorBuiltins(evaluator);
   builtins::registerTextBuiltins(evaluator);
   builtins::registerOrderBuiltins(evaluator);

@@ -59,7 +59,7 @@ void registerCoreBuiltins(Evaluator& evaluator);
 void registerTensorBuiltins(Evaluator& evaluator);
 void registerCompileBuiltins(Evaluator& evaluator);
 void registerAutodiffBuiltins(Evaluator& evaluator);
-void registerTcBuiltins(Evaluator& evaluator);
+void registerTargetBuiltins(Evaluator& evaluator); /// those targets declare (BuiltinsTargets.cpp)
 void registerErrorBuiltins(Evaluator& evaluator);
 void registerTextBuiltins(Evaluator& evaluator);
 void registerOrderBuiltins(Evaluator& evaluator);
@@ -69,7 +69,7 @@ void registerCheckpointBuiltins(Evaluator& evaluator);
 
 /// A jit function's state, or nullptr if `fn` is not one.
 JitState* jitState(const Value& fn);
-/// What `ir`, `graph` and `tc-asm` lower: a jit function's own function, else `fn`.
+/// What `ir`, `graph` and the inspections targets add lower: a jit function's own function, else `fn`.
 Value underlying(const Value& fn);
 
 } // namespace tsl::builtins

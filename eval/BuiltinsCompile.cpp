@@ -1,5 +1,5 @@
-// eval/BuiltinsCompile.cpp — jit, jit-explain, jit-memory, ir, graph, llvm-ir, asm
-// (docs/language.md §6).
+// eval/BuiltinsCompile.cpp — jit, jit-explain, jit-memory, ir, graph (docs/language.md §6).
+// The builtins targets add are eval/BuiltinsTargets.cpp's.
 #include "eval/Builtins.h"
 #include "eval/Compile.h"
 #include "eval/Evaluator.h"
@@ -14,9 +14,6 @@ namespace tsl::builtins {
 
 namespace {
 
-/// The targets docs/language.md §6 names; a build may lack some.
-bool knownTarget(const std::string& name) { return name == "cpu" || name == "tc" || name == "interp"; }
-
 std::string targetList() {
   std::string out;
   for (const std::string& t : compiler::targetNames()) out += cat(out.empty() ? "" : ", ", ":", t);
@@ -27,20 +24,36 @@ std::string targetList() {
 std::string targetOption(const CallContext& cx, const Value& value, const char* who) {
   if (!value.isKeyword()) badArgument(cx, 1, "a target keyword", value);
   const std::string& target = value.keyword().name();
-  const auto& built = compiler::targetNames();
+  const auto built = compiler::targetNames();
   if (std::find(built.begin(), built.end(), target) != built.end()) return target;
-  if (knownTarget(target))
-    fail(ErrorKind::Value, who, ": target :", target, " is not available in this build; targets: ", targetList());
   fail(ErrorKind::Value, who, ": unknown target :", target, "; targets: ", targetList());
 }
 
-/// :layouts :tc — the layout preferences the layout passes follow (:cpu, :tc, :none),
-/// so a program can be seen as a target would lay it out.
+/// "a, b or c", each with a colon.
+std::string alternatives(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += cat(i == 0 ? "" : i + 1 == names.size() ? " or " : ", ", ":", names[i]);
+  return out;
+}
+
+/// :layouts :NAME — the layout preferences the layout passes follow (those the targets
+/// give, or :none), so a program can be seen as a target would lay it out.
 std::string layoutsOption(const Value& value, const char* who) {
   const std::string name = value.isKeyword() ? value.keyword().name() : "";
-  if (name != "cpu" && name != "tc" && name != "none")
-    fail(ErrorKind::Value, who, " :layouts takes :cpu, :tc or :none, got ", printValue(value, true));
+  const std::vector<std::string> names = compiler::layoutNames();
+  if (std::find(names.begin(), names.end(), name) == names.end())
+    fail(ErrorKind::Value, who, " :layouts takes ", alternatives(names), ", got ", printValue(value, true));
   return name;
+}
+
+/// The jit keywords targets declare, with their targets, in the order of the registry.
+std::vector<std::pair<const compiler::BackendOption*, std::string>> targetKeywords() {
+  std::vector<std::pair<const compiler::BackendOption*, std::string>> out;
+  for (const compiler::BackendInfo* info : compiler::backendInfos())
+    for (const compiler::BackendOption& option : info->options)
+      if (option.jitKeyword) out.emplace_back(&option, info->name);
+  return out;
 }
 
 /// Splits trailing `:key value` options named in `known` off the example arguments.
@@ -72,10 +85,18 @@ Value underlying(const Value& fn) {
 
 void registerCompileBuiltins(Evaluator& evaluator) {
   evaluator.defineBuiltin("jit", 1, 13, [](CallContext& cx, Args args) -> Value {
-    KeywordArgs kw(cx, args, 1, {"target", "static", "layouts", "donate", "tc-dtype", "max-versions"});
+    const auto extra = targetKeywords();
+    std::vector<std::string_view> keywords = {"target", "static", "layouts", "donate"};
+    for (const auto& [option, owner] : extra) keywords.push_back(option->name);
+    keywords.push_back("max-versions");
+    KeywordArgs kw(cx, args, 1, keywords);
     const Value& fn = callableArg(cx, kw.positional(), 0);
-    if (kw.positional().size() != 1)
-      fail(ErrorKind::Type, "jit takes one function, then :target, :static, :layouts, :donate, :tc-dtype and :max-versions");
+    if (kw.positional().size() != 1) {
+      std::string list;
+      for (size_t i = 0; i < keywords.size(); ++i)
+        list += cat(i == 0 ? "" : i + 1 == keywords.size() ? " and " : ", ", ":", keywords[i]);
+      fail(ErrorKind::Type, "jit takes one function, then ", list);
+    }
     // :static [i ...]: arguments (counted from 0) fixed by value, as attributes are.
     // :donate [i ...]: arguments whose memory the results may take (the caller does not
     // use them after the call).
@@ -99,16 +120,24 @@ void registerCompileBuiltins(Evaluator& evaluator) {
     for (size_t i = 0; i < donateArgs.size() && i < staticArgs.size(); ++i)
       if (donateArgs[i] && staticArgs[i])
         fail(ErrorKind::Value, "jit: argument ", i, " is both :static (fixed by value) and :donate (its memory reused)");
-    const std::string target = kw.find("target") ? targetOption(cx, *kw.find("target"), "jit") : defaultTarget();
+    const std::string target =
+        kw.find("target") ? targetOption(cx, *kw.find("target"), "jit") : defaultTarget(cx.evaluator);
     const Value inner = underlying(fn);
     const std::string layouts = kw.find("layouts") ? layoutsOption(*kw.find("layouts"), "jit") : "";
-    // :tc-dtype :bf16: what :tc rounds contractions' inputs to (f16 by default).
-    std::string tcDtype;
-    if (const Value* v = kw.find("tc-dtype")) {
-      tcDtype = v->isKeyword() ? v->keyword().name() : "";
-      if (tcDtype != "f16" && tcDtype != "bf16")
-        fail(ErrorKind::Value, "jit :tc-dtype takes :f16 or :bf16, got ", printValue(*v, true));
-      if (target != "tc") fail(ErrorKind::Value, "jit :tc-dtype applies to :target :tc, not :", target);
+    // A target's own options, parsed and checked by the target.
+    compiler::OptionValues targetOptions;
+    for (const auto& [option, owner] : extra) {
+      const Value* v = kw.find(option->name);
+      if (!v) continue;
+      compiler::OptionInput input;
+      input.isKeyword = v->isKeyword();
+      if (input.isKeyword) input.keyword = v->keyword().name();
+      else if (v->isString()) input.text = v->string().text();
+      else input.text = printValue(*v, true);
+      input.printed = printValue(*v, true);
+      const std::string parsed = option->parse ? option->parse(input, "jit") : input.isKeyword ? input.keyword : input.text;
+      if (target != owner) fail(ErrorKind::Value, "jit :", option->name, " applies to :target :", owner, ", not :", target);
+      targetOptions[option->name] = parsed;
     }
     // :max-versions n: compiled versions kept, the least recently used evicted beyond.
     size_t maxVersions = kDefaultMaxVersions;
@@ -120,7 +149,7 @@ void registerCompileBuiltins(Evaluator& evaluator) {
       maxVersions = static_cast<size_t>(n);
     }
     auto state = std::make_shared<JitState>(inner, target, std::move(staticArgs), layouts, std::move(donateArgs),
-                                            std::move(tcDtype));
+                                            std::move(targetOptions));
     state->setMaxVersions(maxVersions);
     const std::string name = inner.isFunction() && !inner.function().name().empty() ? inner.function().name() : "fn";
     auto* builtin = new BuiltinObj(name, 0, -1, [state](CallContext& call, Args callArgs) {
@@ -175,20 +204,6 @@ void registerCompileBuiltins(Evaluator& evaluator) {
     const Lowered lowered = lowerFunction(cx.evaluator, fn, examples, cx.span, lower);
     return makeString(ir::printModule(*lowered.module, print));
   });
-
-  // (llvm-ir f x...) and (asm f x...): the native code :cpu runs for these arguments —
-  // the optimised LLVM IR, or the assembly — as the JIT makes it for this machine.
-  for (const auto& [name, artifact] : {std::pair{"llvm-ir", compiler::Artifact::Llvm}, std::pair{"asm", compiler::Artifact::Asm}}) {
-    evaluator.defineBuiltin(name, 1, -1, [artifact](CallContext& cx, Args args) -> Value {
-      const Value fn = underlying(callableArg(cx, args, 0));
-      LowerOptions lower;
-      lower.target = "cpu";
-      const Lowered lowered = lowerFunction(cx.evaluator, fn, args.subspan(1), cx.span, lower);
-      CompileSwitches switches(cx.evaluator);
-      return makeString(cx.evaluator.compiler().emit(*lowered.module, lowered.function->name(), "cpu", artifact,
-                                                     switches.options));
-    });
-  }
 
   evaluator.defineBuiltin("graph", 1, -1, [](CallContext& cx, Args args) -> Value {
     std::vector<std::pair<std::string, Value>> options;

@@ -121,7 +121,7 @@ Lowered lowerImpl(Evaluator& evaluator, const Value& fn, Signature signature, co
   out.signature = std::move(signature);
   ir::verify(*out.module);
   if (options.optimize) {
-    const std::string& target = options.target.empty() ? defaultTarget() : options.target;
+    const std::string target = options.target.empty() ? defaultTarget(evaluator) : options.target;
     CompileSwitches switches(evaluator);
     switches.options.layoutTarget = options.layouts;
     if (options.pipeline) evaluator.compiler().runPasses(*out.module, *options.pipeline, switches.options, function.name());
@@ -369,7 +369,21 @@ Lowered lowerForTypes(Evaluator& evaluator, const Value& fn, const std::vector<i
   return lowerImpl(evaluator, fn, std::move(sig), span, options);
 }
 
-const std::string& defaultTarget() { return compiler::targetNames().front(); }
+std::string defaultTarget(const Evaluator& evaluator) {
+  const std::string& chosen = const_cast<Evaluator&>(evaluator).compileDebug().target;
+  return chosen.empty() ? compiler::targetNames().front() : chosen;
+}
+
+compiler::OptionValues targetOptions(const Evaluator& evaluator, const std::string& target,
+                                     const compiler::OptionValues& jitOptions) {
+  compiler::OptionValues values;
+  if (const compiler::BackendInfo* info = compiler::findBackendInfo(target))
+    for (const auto& [flag, value] : const_cast<Evaluator&>(evaluator).compileDebug().flags)
+      for (const compiler::BackendOption& option : info->options)
+        if (option.flag && option.compiles && option.name == flag) values[flag] = value;
+  for (const auto& [name, value] : jitOptions) values[name] = value;
+  return values;
+}
 
 CompileSwitches::CompileSwitches(Evaluator& evaluator) : debug_(evaluator.compileDebug()) {
   context.verifyEach = debug_.verifyEach;
@@ -380,7 +394,6 @@ CompileSwitches::CompileSwitches(Evaluator& evaluator) : debug_(evaluator.compil
   context.out = debug_.out;
   options.context = &context;
   options.optLevel = debug_.optLevel;
-  options.tcDevice = debug_.tcDevice;
   if (debug_.printFallbacks) options.fallbacks = debug_.out ? debug_.out : &std::cerr;
 }
 
@@ -389,11 +402,11 @@ CompileSwitches::~CompileSwitches() {
 }
 
 void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target, const std::string& layouts,
-                    const std::vector<bool>& donated, const std::string& tcDtype) {
+                    const std::vector<bool>& donated, const compiler::OptionValues& jitOptions) {
   CompileSwitches switches(evaluator);
   switches.options.layoutTarget = layouts;
   switches.options.donated = donated;
-  switches.options.tcDtype = tcDtype;
+  switches.options.backend = targetOptions(evaluator, target, jitOptions);
   switches.options.constants = lowered.hidden;
   const std::string entry = lowered.function->name();
   lowered.executable = evaluator.compiler().compile(std::move(lowered.module), entry, target, switches.options);
@@ -591,7 +604,7 @@ std::shared_ptr<Lowered> JitState::find(Evaluator& evaluator, const Value& fn, A
       donated.insert(donated.end(), leaves.size(), i < donateArgs_.size() && donateArgs_[i]);
     }
   }
-  compileLowered(evaluator, *lowered, target_, layouts_, donated, tcDtype_);
+  compileLowered(evaluator, *lowered, target_, layouts_, donated, options_);
   std::string fixed;
   if (!(lowered->signature == sig)) {
     // Lowering had to fix leaves by value: from now on they are part of every signature.

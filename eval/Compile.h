@@ -76,13 +76,19 @@ struct LowerOptions {
   std::string target;                   ///< whose pipeline; empty: the default target
   const std::vector<std::string>* pipeline = nullptr; ///< instead of the target's one
   std::vector<bool> staticArgs;         ///< arguments fixed by value (jit :static)
-  std::string layouts;                  ///< whose layout preferences (ir :layouts :tc);
+  std::string layouts;                  ///< whose layout preferences (ir :layouts :NAME);
                                         ///< empty: the target's
   FixLevel fix = FixLevel::None;        ///< the level lowering starts at
 };
 
-/// The target `jit` and `ir` use when none is named: :cpu when this build has it.
-const std::string& defaultTarget();
+/// The target `jit` and `ir` use when none is named: the engine's (CompileDebug::target,
+/// `tsl --target=T`), else the registry's first.
+std::string defaultTarget(const Evaluator& evaluator);
+
+/// The options a compilation for `target` gets: the target's flags set on the engine
+/// (CompileDebug::flags) that decide compilation, then `jitOptions` over them.
+compiler::OptionValues targetOptions(const Evaluator& evaluator, const std::string& target,
+                                     const compiler::OptionValues& jitOptions = {});
 
 /// The names of a closure's parameters ("x", "p"), from its source; empty for builtins.
 std::vector<std::string> parameterNames(const Value& fn);
@@ -114,11 +120,11 @@ private:
 
 /// Runs `target`'s pipeline on the lowered (unoptimised) module and compiles its entry;
 /// the executable then holds the module.
-/// `layouts` names other layout preferences than the target's (jit :layouts :tc).
+/// `layouts` names other layout preferences than the target's (jit :layouts :NAME).
 /// `donated` marks the entry's parameters whose memory results may take (jit :donate).
-/// `tcDtype` is what :tc rounds contractions' inputs to (jit :tc-dtype; empty: f16).
+/// `jitOptions` are the target's own options given to jit (`jit :NAME value`).
 void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target, const std::string& layouts = {},
-                    const std::vector<bool>& donated = {}, const std::string& tcDtype = {});
+                    const std::vector<bool>& donated = {}, const compiler::OptionValues& jitOptions = {});
 
 /// Parses "x:f32[128,64],y:i64[128]" (names optional: "f32[2],i64") into names and types.
 /// Spaces may surround the punctuation ("x: f32[2, 3]") but not split a name, dtype or
@@ -140,12 +146,12 @@ constexpr size_t kDefaultMaxVersions = 64;
 class JitState final : public BuiltinState {
 public:
   JitState(Value fn, std::string target, std::vector<bool> staticArgs, std::string layouts = {},
-           std::vector<bool> donateArgs = {}, std::string tcDtype = {})
+           std::vector<bool> donateArgs = {}, compiler::OptionValues options = {})
       : fn_(std::move(fn)), target_(std::move(target)), staticArgs_(std::move(staticArgs)), layouts_(std::move(layouts)),
-        donateArgs_(std::move(donateArgs)), tcDtype_(std::move(tcDtype)) {}
+        donateArgs_(std::move(donateArgs)), options_(std::move(options)) {}
   /// Versions of functions given at each call (callWith): a derivative function's compiled
   /// versions, shared by every derivative builtin made for the same function.
-  JitState() : target_(defaultTarget()) {}
+  explicit JitState(const Evaluator& evaluator) : target_(defaultTarget(evaluator)) {}
   const Value& function() const { return fn_; }
   const std::string& target() const { return target_; }
   /// Finds or compiles the version for `args` and runs it.
@@ -171,7 +177,7 @@ private:
   std::vector<bool> staticArgs_;
   std::string layouts_; ///< jit :layouts: whose layout preferences (empty: the target's)
   std::vector<bool> donateArgs_; ///< jit :donate: arguments whose memory results may take
-  std::string tcDtype_;          ///< jit :tc-dtype: :tc's contraction inputs (empty: f16)
+  compiler::OptionValues options_; ///< the target's own options (jit :NAME value ...)
   FixLevel fix_ = FixLevel::None; ///< raised once lowering needed the value of a leaf
   /// The versions, least recently used first. Shared so that a version runs to its end
   /// even if a call it makes evicts it.

@@ -81,7 +81,7 @@ Value DiffState::call(Evaluator& evaluator, Args args, const Span& span) {
     if (versions.size() >= kMaxCachedDerivatives) versions.clear(); // forget them all, rarely
   }
   auto& entry = versions[key];
-  if (!entry.second) entry = {fn_, std::make_shared<JitState>()};
+  if (!entry.second) entry = {fn_, std::make_shared<JitState>(evaluator)};
   return static_cast<JitState&>(*entry.second).callWith(evaluator, Value(self_), args, span);
 }
 

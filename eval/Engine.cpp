@@ -160,39 +160,42 @@ const Value& globalFunction(Evaluator& evaluator, std::string_view name) {
 
 } // namespace
 
-std::string Engine::emit(std::string_view entry, std::string_view signature, Emit what, const EmitOptions& emit) {
+std::string Engine::emit(std::string_view entry, std::string_view signature, std::string_view kind,
+                         const EmitOptions& emit) {
+  const compiler::BackendEmit* made = nullptr;
+  std::string target;
+  for (const compiler::BackendInfo* info : compiler::backendInfos())
+    for (const compiler::BackendEmit& e : info->emits)
+      if (!made && e.name == kind) {
+        made = &e;
+        target = info->name;
+      }
+  if (!made && kind != "ir" && kind != "graph") fail(ErrorKind::Value, "emit: no output kind '", kind, "'");
   const Value& fn = globalFunction(*impl_, entry);
   std::vector<std::string> names;
   std::vector<ir::Type> types;
   std::vector<TreeShape> shapes;
   parseSignature(signature, names, types, &shapes);
-  if (what == Emit::Tc) { // the tensor-core programs of the contractions, from the types
+  if (made && made->inspect) { // an inspection of the compiled function, from the types
     LowerOptions options;
-    options.optimize = false; // compiling runs :tc's pipeline
+    options.optimize = false; // compiling runs the target's pipeline
     Lowered lowered = lowerForTypes(*impl_, fn, types, names, {}, options, shapes);
-    CompileSwitches switches(*impl_);
-    const std::string name = lowered.function->name();
-    const auto executable = impl_->compiler().compile(std::move(lowered.module), name, "tc", switches.options);
-    const std::string text = executable->inspect("tc");
-    return text.empty() ? "; no contraction of this function runs on the cube (at these sizes)\n" : text;
+    compileLowered(*impl_, lowered, target);
+    const std::string text = lowered.executable->inspect(made->name);
+    return text.empty() ? made->empty : text;
   }
-  const bool native = what != Emit::Ir && what != Emit::RawIr && what != Emit::Graph;
   LowerOptions options;
-  options.optimize = what != Emit::RawIr;
-  options.target = native ? "cpu" : emit.target;
+  options.optimize = made || !emit.raw;
+  options.target = made ? target : emit.target;
   if (!emit.passes.empty()) options.pipeline = &emit.passes;
   const Lowered lowered = lowerForTypes(*impl_, fn, types, names, {}, options, shapes);
-  if (what == Emit::Graph) return ir::printDot(*lowered.function);
-  if (!native) return ir::printModule(*lowered.module, {emit.locations});
-  const compiler::Artifact artifact = what == Emit::Llvm     ? compiler::Artifact::Llvm
-                                      : what == Emit::Asm    ? compiler::Artifact::Asm
-                                      : what == Emit::Object ? compiler::Artifact::Object
-                                      : what == Emit::Header ? compiler::Artifact::Header
-                                                             : compiler::Artifact::Library;
+  if (kind == "graph") return ir::printDot(*lowered.function);
+  if (!made) return ir::printModule(*lowered.module, {emit.locations});
   CompileSwitches switches(*impl_);
   switches.options.aot = true;
   switches.options.cpu = emit.cpu;
-  return impl_->compiler().emit(*lowered.module, lowered.function->name(), "cpu", artifact, switches.options);
+  switches.options.backend = targetOptions(*impl_, target);
+  return impl_->compiler().emit(*lowered.module, lowered.function->name(), target, made->artifact, switches.options);
 }
 
 CompileDebug& Engine::compileDebug() { return impl_->compileDebug(); }
@@ -244,10 +247,13 @@ Engine::Function Engine::compile(std::string_view name, std::string_view signatu
     if (!t.concrete()) fail(ErrorKind::Value, "compile: the signature's sizes must be numbers, got ", t.str());
   LowerOptions options;
   options.optimize = false; // compiling runs the target's pipeline
-  const std::string chosen = target.empty() ? defaultTarget() : std::string(target);
-  const auto& targets = compiler::targetNames();
-  if (std::find(targets.begin(), targets.end(), chosen) == targets.end())
-    fail(ErrorKind::Value, "compile: no target '", chosen, "' (cpu, interp, tc)");
+  const std::string chosen = target.empty() ? defaultTarget(*impl_) : std::string(target);
+  const auto targets = compiler::targetNames();
+  if (std::find(targets.begin(), targets.end(), chosen) == targets.end()) {
+    std::string known;
+    for (const std::string& t : targets) known += cat(known.empty() ? "" : ", ", t);
+    fail(ErrorKind::Value, "compile: no target '", chosen, "' (", known, ")");
+  }
   Function f;
   f.state_ = std::make_shared<Function::State>(
       Function::State{impl_.get(), std::string(name), lowerForTypes(*impl_, fn, types, names, {}, options, shapes),

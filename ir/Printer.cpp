@@ -42,8 +42,9 @@ ValueNames valueNames(const Function& f) {
   auto visit = [&](const Value* v) { all.push_back(v); };
   size_t seen = 0; // operations, to poll for Ctrl-C now and then (a long function's names take a while)
   for (const auto& arg : f.body().arguments()) visit(arg.get());
+  size_t seen = 0;
   walk(const_cast<Block&>(f.body()), [&](Operation& op) {
-    if ((++seen & 4095) == 0) checkInterrupt();
+    if ((++seen & 255) == 0) checkInterrupt(); // Ctrl-C stops naming a huge module's values
     for (const auto& region : op.regions())
       for (const auto& arg : region->block().arguments()) visit(arg.get());
     if (op.resultCount() == 1) visit(op.result());
@@ -51,7 +52,7 @@ ValueNames valueNames(const Function& f) {
   std::set<std::string> used;
   std::unordered_map<std::string, int> nextSuffix; // per name, the next suffix to try
   for (const Value* v : all) {
-    if ((++seen & 4095) == 0) checkInterrupt();
+    if ((++seen & 255) == 0) checkInterrupt();
     if (!validName(v->name())) continue;
     std::string name = v->name();
     if (used.count(name)) {
@@ -74,6 +75,7 @@ ValueNames valueNames(const Function& f) {
     for (const auto& region : op.regions())
       for (const auto& arg : region->block().arguments())
         if (!out.names.count(arg.get())) out.names[arg.get()] = "%" + fresh();
+    if ((++seen & 255) == 0) checkInterrupt();
     if (op.resultCount() == 1 && !out.names.count(op.result())) out.names[op.result()] = "%" + fresh();
     if (op.resultCount() > 1) {
       const std::string base = "%" + fresh();
@@ -141,9 +143,7 @@ private:
   void block(const Block& b, int depth, std::string& out) {
     checkStack();
     for (const auto& op : b.ops()) {
-      // Ctrl-C stops printing a long function: the compiler prints the optimised IR as
-      // its cache key, a second for 300,000 operations (ir/Pass.h).
-      if ((++printed_ & 1023) == 0) checkInterrupt();
+      if ((++printed_ & 255) == 0) checkInterrupt(); // a huge module: Ctrl-C stops printing it
       operation(*op, depth, out);
     }
   }
@@ -243,7 +243,7 @@ private:
   const PrintOptions& options_;
   std::unordered_map<const Value*, std::string> names_;
   std::unordered_map<const Operation*, std::string> groups_;
-  size_t printed_ = 0; ///< operations printed, to poll the interrupt flag now and then
+  size_t printed_ = 0; /// operations printed so far (Ctrl-C is polled every 256)
 };
 
 } // namespace

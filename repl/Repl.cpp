@@ -29,21 +29,26 @@ extern "C" void onInterrupt(int) {
   if (!LineEditor::takeInterrupt() && activeEngine) activeEngine->interrupt();
 }
 
-const char* kHelp = R"(TSL REPL commands:
+/// The REPL's help: its own commands, then those the targets add (Engine::replCommands).
+std::string helpText() {
+  std::string out = R"(TSL REPL commands:
   :help          this text
   :quit          leave (Ctrl-D does too)
   :load FILE     run a file in this session
   :ir (f x ...)  the IR of f compiled for the arguments x ... (after optimisation)
   :graph (f x ...)  the same as Graphviz DOT (render with: dot -Tsvg)
-  :llvm (f x ...)   the optimised LLVM IR :cpu runs for those arguments
-  :asm (f x ...)    the same as assembly for this machine
   :time expr        evaluate expr, then say how long it took
   :doc name         the documentation of a function, primitive or builtin
-  :tc (f x ...)     the tensor-core programs :tc runs for f's contractions at x ...
-  :tc-stats         what the tensor core did in the last :tc call: (tc-stats), a key a line
-Enter any TSL form to evaluate it; unfinished forms continue on the next line.
+)";
+  for (const Engine::ReplCommand& c : Engine::replCommands()) {
+    std::string left = "  " + c.command + (c.takesCall ? " (f x ...)" : "");
+    left += std::string(left.size() < 19 ? 20 - left.size() : 1, ' ');
+    out += left + c.help + "\n";
+  }
+  return out + R"(Enter any TSL form to evaluate it; unfinished forms continue on the next line.
 Ctrl-C abandons the current input or stops a running evaluation.
 )";
+}
 
 std::string historyPath() {
   const char* home = std::getenv("HOME");
@@ -99,7 +104,7 @@ Outcome evaluate(Engine& engine, const std::string& text, int& exitCode) {
 ///   {:cycles 36,
 ///    :serial-cycles 36, ...}
 /// An entry starts at a keyword at the map's own level, outside strings; the values of
-/// the maps this is for (tc-stats) are never keywords.
+/// the maps this is for (a target's statistics) are never keywords.
 std::string entryPerLine(const std::string& printed) {
   std::string out;
   int depth = 0;
@@ -124,8 +129,8 @@ std::string entryPerLine(const std::string& printed) {
   return out;
 }
 
-/// `:ir (f x ...)`, `:graph`, `:llvm` and `:asm`: evaluates f and the arguments, then
-/// prints what the builtin `inspector` ((ir f x ...), (graph ...), (llvm-ir ...), (asm ...))
+/// `:ir (f x ...)`, `:graph` and the inspections targets add: evaluates f and the
+/// arguments, then prints what the builtin `inspector` ((ir f x ...), (graph ...) ...)
 /// returns.
 void inspect(Engine& engine, const std::string& command, const std::string& argument, const char* inspector) {
   if (argument.empty() || argument.front() != '(') {
@@ -151,7 +156,7 @@ bool command(Engine& engine, const std::string& line, int& exitCode, bool& handl
   handled = true;
   if (name == ":quit" || name == ":q") return false;
   if (name == ":help" || name == ":h") {
-    std::cout << kHelp;
+    std::cout << helpText();
     return true;
   }
   if (name == ":load") {
@@ -196,22 +201,25 @@ bool command(Engine& engine, const std::string& line, int& exitCode, bool& handl
     }
     return true;
   }
-  if (name == ":tc-stats") {
-    // The map (tc-stats) gives, with its kebab-case keys, an entry per line (the JSON of
-    // `tsl run --tc-stats` is for programs, not people).
+  for (const Engine::ReplCommand& c : Engine::replCommands()) {
+    if (name != c.command) continue;
+    if (c.takesCall) {
+      inspect(engine, name, argument, c.builtin.c_str());
+      return true;
+    }
+    // A target's statistics: the map its builtin gives, with its kebab-case keys, an
+    // entry per line (the JSON of `tsl run`'s flags is for programs, not people).
     try {
-      std::cout << entryPerLine(engine.print(engine.eval("(tc-stats)", "<tc-stats>"))) << std::endl;
+      std::cout << entryPerLine(engine.print(engine.eval("(" + c.builtin + ")", "<" + c.builtin + ">"))) << std::endl;
     } catch (const Error& e) {
       std::cerr << engine.describe(e) << std::flush;
-    } catch (const ExitRequest& request) { // a session that redefined tc-stats
+    } catch (const ExitRequest& request) { // a session that redefined the builtin
       exitCode = request.code;
       return false;
     }
     return true;
   }
-  const std::pair<const char*, const char*> inspectors[] = {
-      {":ir", "ir"}, {":graph", "graph"}, {":llvm", "llvm-ir"}, {":asm", "asm"}, {":tc", "tc-asm"}};
-  for (const auto& [command, inspector] : inspectors)
+  for (const auto& [command, inspector] : {std::pair{":ir", "ir"}, std::pair{":graph", "graph"}})
     if (name == command) {
       inspect(engine, name, argument, inspector);
       return true;

@@ -219,6 +219,10 @@ public:
 
   Lowering lowering(OpKind kind) const override { return cpu::cpuLowering(kind); }
 
+  std::string cacheKey(const CompileOptions& options) const override {
+    return cat("cpu ", options.cpu, " O", options.optLevel);
+  }
+
   std::unique_ptr<Executable> compile(std::shared_ptr<const ir::Module> module, const ir::Function& entry,
                                       const CompileOptions& options) override {
     ensurePlans(const_cast<ir::Module&>(*module));
@@ -270,5 +274,38 @@ private:
 } // namespace
 
 std::unique_ptr<Backend> makeCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+BackendInfo cpuBackendInfo() {
+  BackendInfo info;
+  info.name = "cpu";
+  info.preference = 10;
+  info.layouts = "cpu";
+  info.make = makeCpuBackend;
+  BackendBuiltin llvm;
+  llvm.name = "llvm-ir";
+  llvm.kind = BackendBuiltin::Kind::Emit;
+  llvm.artifact = Artifact::Llvm;
+  llvm.replCommand = ":llvm";
+  llvm.replHelp = "the optimised LLVM IR :cpu runs for those arguments";
+  BackendBuiltin assembly = llvm;
+  assembly.name = "asm";
+  assembly.artifact = Artifact::Asm;
+  assembly.replCommand = ":asm";
+  assembly.replHelp = "the same as assembly for this machine";
+  info.builtins = {llvm, assembly};
+  auto emit = [](const char* name, Artifact artifact, bool binary, const char* help) {
+    BackendEmit e;
+    e.name = name;
+    e.artifact = artifact;
+    e.binary = binary;
+    e.help = help;
+    return e;
+  };
+  info.emits = {emit("llvm", Artifact::Llvm, false, "LLVM IR"), emit("asm", Artifact::Asm, false, "assembly"),
+                emit("obj", Artifact::Object, true, "an object file"),
+                emit("lib", Artifact::Library, true, "a shared library (a C function per entry; libc and libm only)"),
+                emit("header", Artifact::Header, false, "the library's C header")};
+  return info;
+}
 
 } // namespace tsl::compiler

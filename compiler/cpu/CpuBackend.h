@@ -11,5 +11,7 @@
 namespace tsl::compiler {
 
 std::unique_ptr<Backend> makeCpuBackend();
+/// The :cpu target: how to make it and what it adds.
+BackendInfo cpuBackendInfo();
 
 } // namespace tsl::compiler

@@ -51,4 +51,12 @@ public:
 
 std::unique_ptr<Backend> makeInterpBackend() { return std::make_unique<InterpBackend>(); }
 
+BackendInfo interpBackendInfo() {
+  BackendInfo info;
+  info.name = "interp";
+  info.preference = 20;
+  info.make = makeInterpBackend;
+  return info;
+}
+
 } // namespace tsl::compiler

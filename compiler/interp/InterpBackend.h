@@ -10,5 +10,7 @@
 namespace tsl::compiler {
 
 std::unique_ptr<Backend> makeInterpBackend();
+/// The :interp target: how to make it and what it adds.
+BackendInfo interpBackendInfo();
 
 } // namespace tsl::compiler

@@ -242,15 +242,30 @@ public:
   std::unique_ptr<Executable> compile(std::shared_ptr<const ir::Module> module, const ir::Function& entry,
                                       const CompileOptions& options) override {
     Ty cube = Ty::F16;
-    if (!options.tcDtype.empty()) {
-      const auto t = tyNamed(options.tcDtype);
+    auto option = [&](std::string_view name) {
+      const auto it = options.backend.find(name);
+      return it == options.backend.end() ? std::string() : it->second;
+    };
+    if (const std::string dtype = option("tc-dtype"); !dtype.empty()) {
+      const auto t = tyNamed(dtype);
       if (!t || (*t != Ty::F16 && *t != Ty::BF16))
-        fail(ErrorKind::Value, "jit :tc-dtype takes :f16 or :bf16, got :", options.tcDtype);
+        fail(ErrorKind::Value, "jit :tc-dtype takes :f16 or :bf16, got :", dtype);
       cube = *t;
     }
-    return std::make_unique<TcExecutable>(std::move(module), entry, deviceFor(options.tcDevice), cube, session_,
+    return std::make_unique<TcExecutable>(std::move(module), entry, deviceFor(option("tc-device")), cube, session_,
                                           options.constants);
   }
+
+  Stat statistics(bool total) override {
+    std::lock_guard lock(session_->mutex);
+    return statisticsOf(total ? session_->total : session_->last);
+  }
+  std::string statisticsJson(bool total) override {
+    std::lock_guard lock(session_->mutex);
+    return (total ? session_->total : session_->last).json();
+  }
+  void beforeRun(const FlagValues& flags) override { tc::beforeRun(*session_, flags); }
+  std::vector<Output> afterRun(const FlagValues& flags) override { return tc::afterRun(*session_, flags); }
 
   Session& session() { return *session_; }
 

@@ -32,6 +32,13 @@ struct Session {
 Device deviceFor(const std::string& nameOrFile);
 
 std::unique_ptr<Backend> makeTcBackend();
+/// The :tc target (TcTarget.cpp): its options, builtins, flags and `tsl tc-run`.
+BackendInfo tcBackendInfo();
+/// A TcStats as the statistics (tc-stats) shows.
+Stat statisticsOf(const TcStats& stats);
+/// --tc-trace starts tracing; --tc-stats and --tc-trace write what the run did.
+void beforeRun(Session& session, const FlagValues& flags);
+std::vector<Output> afterRun(Session& session, const FlagValues& flags);
 /// The session of a backend made by makeTcBackend (an internal error for another).
 Session& sessionOf(Backend& tcBackend);
 

@@ -2,13 +2,16 @@
 //
 // The `tsl` command sets them from --print-ir-after=NAME, --print-ir-after-all,
 // --verify-each, --time-passes, --explain-recompile, --print-memory-plan,
-// --print-fallbacks and -O0..-O3; an embedding host sets them with
-// Engine::compileDebug(). Every compilation of the engine (jit, ir, graph, compile) obeys.
+// --print-fallbacks, -O0..-O3, --target=T and the flags targets declare
+// (Engine::targetFlags()); an embedding host sets them with Engine::compileDebug(). Every
+// compilation of the engine (jit, ir, graph, compile) obeys.
 #pragma once
 
 #include <iosfwd>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tsl {
 
@@ -19,9 +22,13 @@ struct CompileDebug {
   bool timePasses = false;          ///< report how long each pass took
   bool explainRecompile = false;    ///< say why a jit function compiles another version
   bool printMemoryPlan = false;     ///< print each function's memory plan when it is made
-  bool printFallbacks = false;      ///< list the operations :cpu code runs on eager kernels
-  int optLevel = 2;                 ///< LLVM's optimisation level for :cpu, 0 to 3
-  std::string tcDevice;             ///< :tc's device: a preset (a2, 910a) or a device file
+  bool printFallbacks = false;      ///< list the operations compiled code runs on eager kernels
+  int optLevel = 2;                 ///< the optimisation level of generated code, 0 to 3
+  std::string target;               ///< the target jit uses when none is named (empty: the
+                                    ///< first of Engine::targets())
+  /// Flags of targets (Engine::targetFlags()) by name without "--", with their values as
+  /// checked by Engine::checkTargetFlag, in order (a flag may repeat).
+  std::vector<std::pair<std::string, std::string>> flags;
   std::ostream* out = nullptr;      ///< where all of this goes (standard error if null)
 };
 

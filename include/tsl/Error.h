@@ -138,9 +138,9 @@ private:
   std::shared_ptr<const void> payload_;
 };
 
-// The :cpu backend's kernel library (compiler/cpu/kernels) is compiled without exceptions,
-// so that the code it puts into ahead-of-time libraries needs no C++ runtime; it never
-// fails, and there the functions below trap.
+// A backend's kernel library may be compiled without exceptions, so that the code it puts
+// into ahead-of-time libraries needs no C++ runtime; it never fails, and there the
+// functions below trap.
 #if defined(__cpp_exceptions)
 #define TSL_THROW(error) throw error
 #else

@@ -70,10 +70,17 @@ public:
   /// training script does not train.
   void loadDefinitions(std::string_view source, std::string_view fileName);
 
-  /// What emit() produces: TSL IR (optimised, or as lowered), Graphviz DOT, or native code
-  /// for :cpu — LLVM IR, assembly, an object file, a shared library, its C header.
-  enum class Emit { Ir, RawIr, Graph, Llvm, Asm, Object, Library, Header, Tc };
+  /// What emit() produces: "ir" (TSL IR, optimised or as lowered), "graph" (Graphviz DOT),
+  /// or a kind a target makes (emitKinds(): native code, an object file...).
+  struct EmitKind {
+    std::string name;
+    std::string target; ///< the target that makes it
+    bool binary = false; ///< bytes for a file rather than text
+    std::string help;    ///< what it is
+  };
+  static std::vector<EmitKind> emitKinds();
   struct EmitOptions {
+    bool raw = false;      ///< IR: as lowered, before the target's passes
     bool locations = true; ///< IR: with loc(...) source positions
     std::string target;    ///< IR, DOT: whose pipeline (empty: the default target)
     std::string cpu;       ///< native code: the CPU it is for (empty: portable x86-64-v3;
@@ -83,34 +90,54 @@ public:
   };
   /// The global function `entry` lowered for the parameters of `signature`, written
   /// "x:f32[128,64],y:i64[128]" (names optional; symbolic dimensions such as f32[n,64]
-  /// allowed for IR), as `what`: text, or the bytes of an object file or library. Native
-  /// code is ahead-of-time code (self-contained: see compiler/cpu/Aot.h).
-  std::string emit(std::string_view entry, std::string_view signature, Emit what, const EmitOptions& options);
+  /// allowed for IR), as `kind` ("ir", "graph" or one of emitKinds()): text, or the bytes
+  /// of an object file or library. Native code is ahead-of-time code (self-contained).
+  /// An unknown kind is a value error.
+  std::string emit(std::string_view entry, std::string_view signature, std::string_view kind, const EmitOptions& options);
 
   /// The switches every compilation obeys (printing IR after passes, timing them...).
   CompileDebug& compileDebug();
 
-  /// The emulated tensor core (`:tc`): its counters as a JSON object — of every call
-  /// since the engine started (or, `total` false, of the last call).
-  std::string tcStats(bool total = true);
-  /// Records (or stops recording) each instruction the tensor core runs from now on;
-  /// tcTrace() gives them as Chrome trace-event JSON (Perfetto opens it).
-  void traceTc(bool on);
-  std::string tcTrace();
+  /// The targets of this build (and those registered by the host), in order of
+  /// preference: the first is the default.
+  static std::vector<std::string> targets();
+  /// A target's statistics as a JSON object — of every call since the engine started (or,
+  /// `total` false, of the last call); "{}" for a target that keeps none.
+  std::string statistics(std::string_view target, bool total = true);
 
-  /// Runs a tensor-core program in its text form (`tsl tc-run`). Inputs are filled with
-  /// a fixed pattern unless read from .npy files; outputs may be written to .npy files.
-  struct TcRunOptions {
-    std::string device;                                   ///< a preset or device file (empty: a2)
-    bool countRaces = false;                              ///< count races instead of failing
-    std::vector<std::pair<int, std::string>> inputs;  ///< GM tensor number, .npy to read
-    std::vector<std::pair<int, std::string>> outputs; ///< GM tensor number, .npy to write
+  /// Flags targets add to the command line (`--NAME=value`): set them in
+  /// compileDebug().flags after checkTargetFlag.
+  struct TargetFlag {
+    std::string name;           ///< without "--"
+    bool valueOptional = false; ///< may be given as --NAME alone
+    std::string command;        ///< the command it belongs to, or empty for all
+    std::string usage, help;    ///< for a help text
   };
-  struct TcRunResult {
-    std::string stats; ///< JSON, as tcStats
-    std::string trace; ///< Chrome trace-event JSON
+  static std::vector<TargetFlag> targetFlags();
+  /// The value to keep for flag `name` given `value`, or a tsl::Error in the target's words.
+  static std::string checkTargetFlag(std::string_view name, const std::string& value);
+  /// Before and after running a program (`tsl run`): the targets whose flags are set
+  /// prepare (tracing) and then write what their flags ask for (statistics, traces) —
+  /// files atomically, the rest to standard error. An io error if a write fails.
+  void startRun();
+  void finishRun();
+
+  /// Commands targets add to `tsl` (`tsl NAME ARGS...`).
+  struct TargetCommand {
+    std::string name, usage, help;
   };
-  TcRunResult runTcProgram(std::string_view text, std::string_view fileName, const TcRunOptions& options);
+  static std::vector<TargetCommand> targetCommands();
+  /// Runs command `name` with its arguments (the flags come from compileDebug().flags);
+  /// its exit status. Errors are tsl::Errors (describe() shows them).
+  int runTargetCommand(std::string_view name, const std::vector<std::string>& args);
+
+  /// The REPL commands targets add: one shows statistics (a builtin taking no argument,
+  /// its map a key a line), one followed by `(f x ...)` applies an inspector (inspect()).
+  struct ReplCommand {
+    std::string command, builtin, help;
+    bool takesCall = false; ///< the command is followed by a call (f x ...)
+  };
+  static std::vector<ReplCommand> replCommands();
 
   /// `file:line:col: kind error: message`, the source line and a caret.
   std::string describe(const Error& error) const;
@@ -135,10 +162,10 @@ public:
   /// session's errors point at the line of the session they came from.
   void evalEach(std::string_view source, std::string_view fileName, const std::function<void(const Value&)>& each);
   /// Evaluates the call `(f x ...)` given as text, then applies the builtin `inspector`
-  /// (ir, graph, llvm-ir, asm, tc-asm) to f and the arguments: the REPL's :ir and friends.
+  /// (ir, graph, or one a target adds) to f and the arguments: the REPL's :ir and friends.
   std::string inspect(std::string_view call, std::string_view inspector);
 
-  /// The global function `name` compiled for `target` ("cpu", "interp", "tc"; empty: the
+  /// The global function `name` compiled for `target` (one of targets(); empty: the
   /// default) and the parameter types of `signature` ("x:f32[128,64],y:i64[128]"):
   /// a callable that takes and returns tensors. It runs while the engine lives; called
   /// after, it is a value error.
