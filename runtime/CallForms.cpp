@@ -56,6 +56,19 @@ BuiltCall buildReduce(OpKind self, const ArgValues& v) {
   return {self, attrs};
 }
 
+constexpr ArgSpec kMomentArgs[] = {tensor("x"), keyword("axis", K::Ints, "nil"), keyword("ddof", K::Int, "0"),
+                                   keyword("keepdims", K::Bool, "false")};
+BuiltCall buildMoment(OpKind self, const ArgValues& v) {
+  MomentAttrs attrs;
+  if (v.has(1)) {
+    attrs.axes = v.get<std::vector<int64_t>>(1);
+    attrs.noAxes = attrs.axes.empty();
+  }
+  attrs.ddof = v.get<int64_t>(2);
+  attrs.keepDims = v.get<bool>(3);
+  return {self, attrs};
+}
+
 constexpr ArgSpec kSoftmaxArgs[] = {tensor("x"), keyword("axis", K::Int, "-1")};
 BuiltCall buildAxis1(OpKind self, const ArgValues& v) { return {self, AxisAttrs{v.get<int64_t>(1)}}; }
 
@@ -206,6 +219,7 @@ const CallForm kClipCall{kClipArgs, plain};
 const CallForm kCastCall{kCastArgs, buildCast};
 const CallForm kLayoutCall{kLayoutArgs, buildLayout};
 const CallForm kReduceCall{kReduceArgs, buildReduce};
+const CallForm kMomentCall{kMomentArgs, buildMoment};
 const CallForm kAlongAxisCall{kSoftmaxArgs, buildAxis1};
 const CallForm kLayerNormCall{kLayerNormArgs, buildLayerNorm};
 const CallForm kCrossEntropyCall{kCrossEntropyArgs, plain};

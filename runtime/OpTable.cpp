@@ -79,6 +79,13 @@ TensorType reduceType(const OpAttrs& a, std::span<const TensorType> in) {
 template <ReduceOp op>
 Tensor reduceKernel(const OpAttrs& a, std::span<const Tensor> in) { return reduce(op, in[0], get<ReduceAttrs>(a)); }
 
+TensorType momentType(const OpAttrs& a, std::span<const TensorType> in) {
+  const ReduceAttrs r = get<MomentAttrs>(a).reduction();
+  return typeOf(reduceResultType(ReduceOp::Mean, keyOf(in[0])), reduceShape(ReduceOp::Sum, in[0].shape, r));
+}
+template <bool root>
+Tensor momentKernel(const OpAttrs& a, std::span<const Tensor> in) { return moment(root, in[0], get<MomentAttrs>(a)); }
+
 // ---- Movement ----
 
 /// Moving elements keeps their dtype; a bare number (weak) moved becomes its concrete

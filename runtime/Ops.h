@@ -69,6 +69,12 @@ struct CallForm; // runtime/CallForms.h
   X(LogSumExp, "logsumexp", "logsumexp", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kFloatOnly, reduceType<ReduceOp::LogSumExp>, reduceKernel<ReduceOp::LogSumExp>, kReduceCall, \
     "log Σ e^x over the axes, computed without overflow.",                                                             \
     "(logsumexp [1000.0 1000.0]) ; 1000.6932")                                                                         \
+  X(Var, "var", "var", 1, 1, MomentAttrs, Reduction, AxisSensitive, kFloatOnly, momentType, momentKernel<false>, kMomentCall, \
+    "Variance over the axes (all when nil): Σ (x - mean)² / (n - ddof), ddof 0 by default; integers give f32.",   \
+    "(var [1 2 3 4]) ; 1.25")                                                                                          \
+  X(Std, "std", "std", 1, 1, MomentAttrs, Reduction, AxisSensitive, kFloatOnly, momentType, momentKernel<true>, kMomentCall, \
+    "Standard deviation over the axes: the square root of var, with its :axis, :ddof and :keepdims.",               \
+    "(std [[1 3] [2 6]] :axis 1) ; f32[2] [1 2]")                                                                      \
   X(Reshape, "reshape", "reshape", 1, 1, ShapeAttrs, Injective, LayoutDemanding, kView | kSameOrder | kBitExact, reshapeType, reshapeKernel, kReshapeCall, \
     "The elements of x in another shape of the same size; one -1 is inferred.",                                        \
     "(reshape [1 2 3 4 5 6] [2 -1]) ; i64[2,3] [[1 2 3] [4 5 6]]")                                                     \
@@ -327,7 +333,7 @@ struct LayoutAttrs { ///< transdata: to-layout, whether the user wrote it or the
 
 using OpAttrs = std::variant<NoAttrs, AxisAttrs, ShapeAttrs, PermAttrs, AxesAttrs, SliceAttrs, IndexAttrs,
                              PadAttrs, CountAttrs, CastAttrs, FullAttrs, ArangeAttrs, LinspaceAttrs, EyeAttrs,
-                             RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, Conv2dAttrs,
+                             RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, MomentAttrs, Conv2dAttrs,
                              Pool2dAttrs, SliceGradAttrs, TakeGradAttrs, Conv2dGradAttrs, Pool2dGradAttrs,
                              LayoutAttrs>;
 
