@@ -228,6 +228,11 @@ V takeGradJvp(Emit& e, const Primal& p, const Vs& d) { return e.op(OpKind::TakeG
 /// tangent forward in the result's.
 Vs layoutVjp(Emit& e, const Primal& p, V ct) { return {e.op(OpKind::Transdata, LayoutAttrs{p.x[0]->type().layout}, {ct})}; }
 
+// ---- triangles ----
+
+// tril and triu are linear: the cotangent keeps the same triangle.
+Vs maskedVjp(Emit& e, const Primal& p, V ct) { return {e.op(p.op.code().kind, p.op.attrs(), {ct})}; }
+
 // ---- moments ----
 
 /// d var / d x = 2 (x - mean) / (n - ddof), in x's shape (x counted in var's dtype).
@@ -289,6 +294,8 @@ void addStructureRules(RuleTable& t) {
   at(OpKind::Min) = rules(extremumVjp, extremumJvp);
   at(OpKind::LogSumExp) = rules(lseVjp, lseJvp);
   at(OpKind::CumSum) = rules(cumsumVjp, sameOnTangent);
+  at(OpKind::Tril) = rules(maskedVjp, sameOnTangent);
+  at(OpKind::Triu) = rules(maskedVjp, sameOnTangent);
   at(OpKind::Var) = rules(momentVjp<varWeight>, momentJvp<varWeight>);
   at(OpKind::Std) = rules(momentVjp<stdWeight>, momentJvp<stdWeight>);
   at(OpKind::ArgMax) = at(OpKind::ArgMin) = {Differentiability::Constant, nullptr, nullptr, ""};

@@ -73,6 +73,7 @@ template <typename V> void fields(V& v, const ReduceAttrs*) {
   v("keepdims", &ReduceAttrs::keepDims);
   v("no_axes", &ReduceAttrs::noAxes);
 }
+template <typename V> void fields(V& v, const DiagonalAttrs*) { v("k", &DiagonalAttrs::k); }
 template <typename V> void fields(V& v, const MomentAttrs*) {
   v("axes", &MomentAttrs::axes);
   v("keepdims", &MomentAttrs::keepDims);

@@ -118,6 +118,9 @@ BuiltCall buildPad(OpKind self, const ArgValues& v) {
 constexpr ArgSpec kTakeArgs[] = {tensor("x"), tensor("indices"), keyword("axis", K::Int, "0")};
 BuiltCall buildAxis2(OpKind self, const ArgValues& v) { return {self, AxisAttrs{v.get<int64_t>(2)}}; }
 
+constexpr ArgSpec kDiagonalArgs[] = {tensor("x"), optional("k", K::Int)};
+BuiltCall buildDiagonal(OpKind self, const ArgValues& v) { return {self, DiagonalAttrs{v.has(1) ? v.get<int64_t>(1) : 0}}; }
+
 constexpr ArgSpec kOneHotArgs[] = {tensor("labels"), required("n", K::Int)};
 BuiltCall buildCount1(OpKind self, const ArgValues& v) { return {self, CountAttrs{v.get<int64_t>(1)}}; }
 
@@ -235,6 +238,7 @@ const CallForm kJoinCall{kJoinArgs, [](OpKind self, const ArgValues& v) { return
 const CallForm kPadCall{kPadArgs, buildPad};
 const CallForm kTakeCall{kTakeArgs, buildAxis2};
 const CallForm kOneHotCall{kOneHotArgs, buildCount1};
+const CallForm kDiagonalCall{kDiagonalArgs, buildDiagonal};
 const CallForm kEinsumCall{kEinsumArgs, buildEinsum, Variadic::None, 0, "(einsum spec a b ...)"};
 const CallForm kConv2dCall{kConv2dArgs, buildConv2d};
 const CallForm kPoolCall{kPoolArgs, buildPool};

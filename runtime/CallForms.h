@@ -149,6 +149,7 @@ extern const CallForm kJoinCall;  ///< (concat [a b] :axis 0)
 extern const CallForm kPadCall;
 extern const CallForm kTakeCall;
 extern const CallForm kOneHotCall;
+extern const CallForm kDiagonalCall; ///< (tril x k?)
 extern const CallForm kEinsumCall;
 extern const CallForm kConv2dCall;
 extern const CallForm kPoolCall;

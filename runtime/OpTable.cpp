@@ -183,6 +183,14 @@ TensorType oneHotType(const OpAttrs& a, std::span<const TensorType> in) {
   out.push(n);
   return {DType::F32, false, out};
 }
+TensorType triangleType(const OpAttrs&, std::span<const TensorType> in) {
+  if (in[0].shape.rank() < 2)
+    fail(ErrorKind::Shape, "tril/triu: x must have at least two axes, got shape ", in[0].shape.str());
+  return {in[0].dtype, false, in[0].shape};
+}
+template <bool lower>
+Tensor triangleKernel(const OpAttrs& a, std::span<const Tensor> in) { return triangle(in[0], get<DiagonalAttrs>(a).k, lower); }
+
 Tensor oneHotKernel(const OpAttrs& a, std::span<const Tensor> in) { return oneHot(in[0], get<CountAttrs>(a).count); }
 
 // ---- Contractions ----

@@ -367,6 +367,8 @@ const Fallback kFallbacks[] = {
     {OpKind::MaxPool2dGrad, "the cotangents of pooling are not generated yet"},
     {OpKind::AvgPool2dGrad, "the cotangents of pooling are not generated yet"},
     {OpKind::Mse, "mse is not generated yet"},
+    {OpKind::Tril, "tril and triu run their eager kernel (a copy with the other triangle zeroed)"},
+    {OpKind::Triu, "tril and triu run their eager kernel (a copy with the other triangle zeroed)"},
     {OpKind::Var, "var runs its eager kernel (two passes: the mean, then the squared deviations)"},
     {OpKind::Std, "std runs its eager kernel (two passes: the mean, then the squared deviations)"},
     {OpKind::TakeGrad, "the scatter-add of take's gradient is not generated yet"},
