@@ -73,6 +73,22 @@ V powJvp(Emit& e, const Primal& p, const Vs& d) {
   return e.addMaybe(d[0] ? e.mul(d[0], powDa(e, p)) : nullptr, d[1] ? e.mul(d[1], powDb(e, p)) : nullptr);
 }
 
+// y = atan2(a, b), the angle of (b, a): dy/da = b / r², dy/db = -a / r², r² = a² + b².
+// Each slope is taken as 0 where its numerator is, so both are 0 at the origin.
+Vs atan2Slopes(Emit& e, const Primal& p) {
+  V a = p.x[0], b = p.x[1];
+  V r2 = e.add(e.mul(a, a), e.mul(b, b));
+  return {e.divNoNan(b, r2), e.divNoNan(e.neg(a), r2)};
+}
+Vs atan2Vjp(Emit& e, const Primal& p, V ct) {
+  Vs s = atan2Slopes(e, p);
+  return {e.mul(ct, s[0]), e.mul(ct, s[1])};
+}
+V atan2Jvp(Emit& e, const Primal& p, const Vs& d) {
+  Vs s = atan2Slopes(e, p);
+  return e.addMaybe(d[0] ? e.mul(d[0], s[0]) : nullptr, d[1] ? e.mul(d[1], s[1]) : nullptr);
+}
+
 /// The share of maximum's (minimum's) cotangent that goes to a: 1 where a wins, 1/2 on a
 /// tie, 0 where b wins.
 V extremumShare(Emit& e, const Primal& p, OpKind wins) {
@@ -193,11 +209,13 @@ void addElementwiseRules(RuleTable& t) {
   at(OpKind::Div) = rules(divVjp, divJvp);
   at(OpKind::Mod) = rules(modVjp, modJvp);
   at(OpKind::Pow) = rules(powVjp, powJvp);
+  at(OpKind::Atan2) = rules(atan2Vjp, atan2Jvp);
   at(OpKind::Maximum) = rules(extremumVjp<OpKind::Greater>, extremumJvp<OpKind::Greater>);
   at(OpKind::Minimum) = rules(extremumVjp<OpKind::Less>, extremumJvp<OpKind::Less>);
   for (OpKind k : {OpKind::FloorDiv, OpKind::Less, OpKind::LessEqual, OpKind::Greater, OpKind::GreaterEqual,
                    OpKind::Equal, OpKind::NotEqual, OpKind::LogicalAnd, OpKind::LogicalOr, OpKind::LogicalNot,
-                   OpKind::Sign, OpKind::StopGradient})
+                   OpKind::Sign, OpKind::StopGradient, OpKind::Floor, OpKind::Ceil, OpKind::Round, OpKind::Trunc,
+                   OpKind::IsNan, OpKind::IsInf, OpKind::IsFinite})
     at(k) = constant();
 
   at(OpKind::Neg) = rules(negVjp, negJvp);

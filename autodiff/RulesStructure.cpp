@@ -228,6 +228,42 @@ V takeGradJvp(Emit& e, const Primal& p, const Vs& d) { return e.op(OpKind::TakeG
 /// tangent forward in the result's.
 Vs layoutVjp(Emit& e, const Primal& p, V ct) { return {e.op(OpKind::Transdata, LayoutAttrs{p.x[0]->type().layout}, {ct})}; }
 
+// ---- triangles ----
+
+// tril and triu are linear: the cotangent keeps the same triangle.
+Vs maskedVjp(Emit& e, const Primal& p, V ct) { return {e.op(p.op.code().kind, p.op.attrs(), {ct})}; }
+
+// ---- moments ----
+
+/// d var / d x = 2 (x - mean) / (n - ddof), in x's shape (x counted in var's dtype).
+V varWeight(Emit& e, const Primal& p) {
+  const MomentAttrs& a = attrs<MomentAttrs>(p);
+  V x = e.cast(p.x[0], dt(p.y));
+  ReduceAttrs keep = a.reduction();
+  keep.keepDims = true;
+  const std::vector<int64_t> dims = concreteDims(p.x[0]->type(), "var");
+  const int64_t divisor = std::max<int64_t>(tsl::reducedCount(Shape(std::span<const int64_t>(dims)), a.reduction()) - a.ddof, 0);
+  V deviation = e.sub(x, e.op(OpKind::Mean, keep, {x}));
+  return e.div(e.scale(deviation, 2), e.scalar(static_cast<double>(divisor), dt(p.y)));
+}
+/// d std / d x = d var / d x / (2 std): infinite where std is 0 (a constant slice).
+V stdWeight(Emit& e, const Primal& p) {
+  const ReduceAttrs r = attrs<MomentAttrs>(p).reduction();
+  return e.div(varWeight(e, p), e.scale(keepDims(e, p.y, p.x[0]->type(), r), 2));
+}
+template <V (*weight)(Emit&, const Primal&)>
+Vs momentVjp(Emit& e, const Primal& p, V ct) {
+  const ReduceAttrs r = attrs<MomentAttrs>(p).reduction();
+  ir::Type target = p.x[0]->type();
+  target.dtype = dt(ct);
+  return {e.mul(e.broadcastTo(keepDims(e, ct, p.x[0]->type(), r), target, p.x[0]), weight(e, p))};
+}
+template <V (*weight)(Emit&, const Primal&)>
+V momentJvp(Emit& e, const Primal& p, const Vs& d) {
+  const ReduceAttrs r = attrs<MomentAttrs>(p).reduction();
+  return e.sum(e.mul(e.cast(d[0], dt(p.y)), weight(e, p)), reducedAxes(r, p.x[0]->type().rank()), r.keepDims);
+}
+
 // ---- scans ----
 
 /// x reversed along `axis` (a slice with step -1).
@@ -258,6 +294,10 @@ void addStructureRules(RuleTable& t) {
   at(OpKind::Min) = rules(extremumVjp, extremumJvp);
   at(OpKind::LogSumExp) = rules(lseVjp, lseJvp);
   at(OpKind::CumSum) = rules(cumsumVjp, sameOnTangent);
+  at(OpKind::Tril) = rules(maskedVjp, sameOnTangent);
+  at(OpKind::Triu) = rules(maskedVjp, sameOnTangent);
+  at(OpKind::Var) = rules(momentVjp<varWeight>, momentJvp<varWeight>);
+  at(OpKind::Std) = rules(momentVjp<stdWeight>, momentJvp<stdWeight>);
   at(OpKind::ArgMax) = at(OpKind::ArgMin) = {Differentiability::Constant, nullptr, nullptr, ""};
 
   at(OpKind::Reshape) = rules(reshapeBack, sameOnTangent);

@@ -78,6 +78,13 @@ template <typename V> void fields(V& v, const ReduceAttrs*) {
   v("keepdims", &ReduceAttrs::keepDims);
   v("no_axes", &ReduceAttrs::noAxes);
 }
+template <typename V> void fields(V& v, const DiagonalAttrs*) { v("k", &DiagonalAttrs::k); }
+template <typename V> void fields(V& v, const MomentAttrs*) {
+  v("axes", &MomentAttrs::axes);
+  v("keepdims", &MomentAttrs::keepDims);
+  v("no_axes", &MomentAttrs::noAxes);
+  v("ddof", &MomentAttrs::ddof);
+}
 template <typename V> void fields(V& v, const Conv2dAttrs*) {
   v("stride", &Conv2dAttrs::stride);
   v("padding", &Conv2dAttrs::padding);

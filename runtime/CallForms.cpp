@@ -56,6 +56,19 @@ BuiltCall buildReduce(OpKind self, const ArgValues& v) {
   return {self, attrs};
 }
 
+constexpr ArgSpec kMomentArgs[] = {tensor("x"), keyword("axis", K::Ints, "nil"), keyword("ddof", K::Int, "0"),
+                                   keyword("keepdims", K::Bool, "false")};
+BuiltCall buildMoment(OpKind self, const ArgValues& v) {
+  MomentAttrs attrs;
+  if (v.has(1)) {
+    attrs.axes = v.get<std::vector<int64_t>>(1);
+    attrs.noAxes = attrs.axes.empty();
+  }
+  attrs.ddof = v.get<int64_t>(2);
+  attrs.keepDims = v.get<bool>(3);
+  return {self, attrs};
+}
+
 constexpr ArgSpec kSoftmaxArgs[] = {tensor("x"), keyword("axis", K::Int, "-1")};
 BuiltCall buildAxis1(OpKind self, const ArgValues& v) { return {self, AxisAttrs{v.get<int64_t>(1)}}; }
 
@@ -104,6 +117,9 @@ BuiltCall buildPad(OpKind self, const ArgValues& v) {
 
 constexpr ArgSpec kTakeArgs[] = {tensor("x"), tensor("indices"), keyword("axis", K::Int, "0")};
 BuiltCall buildAxis2(OpKind self, const ArgValues& v) { return {self, AxisAttrs{v.get<int64_t>(2)}}; }
+
+constexpr ArgSpec kDiagonalArgs[] = {tensor("x"), optional("k", K::Int)};
+BuiltCall buildDiagonal(OpKind self, const ArgValues& v) { return {self, DiagonalAttrs{v.has(1) ? v.get<int64_t>(1) : 0}}; }
 
 constexpr ArgSpec kOneHotArgs[] = {tensor("labels"), required("n", K::Int)};
 BuiltCall buildCount1(OpKind self, const ArgValues& v) { return {self, CountAttrs{v.get<int64_t>(1)}}; }
@@ -215,6 +231,7 @@ const CallForm kClipCall{kClipArgs, plain};
 const CallForm kCastCall{kCastArgs, buildCast};
 const CallForm kLayoutCall{kLayoutArgs, buildLayout};
 const CallForm kReduceCall{kReduceArgs, buildReduce};
+const CallForm kMomentCall{kMomentArgs, buildMoment};
 const CallForm kAlongAxisCall{kSoftmaxArgs, buildAxis1};
 const CallForm kLayerNormCall{kLayerNormArgs, buildLayerNorm};
 const CallForm kCrossEntropyCall{kCrossEntropyArgs, plain};
@@ -230,6 +247,7 @@ const CallForm kJoinCall{kJoinArgs, [](OpKind self, const ArgValues& v) { return
 const CallForm kPadCall{kPadArgs, buildPad};
 const CallForm kTakeCall{kTakeArgs, buildAxis2};
 const CallForm kOneHotCall{kOneHotArgs, buildCount1};
+const CallForm kDiagonalCall{kDiagonalArgs, buildDiagonal};
 const CallForm kEinsumCall{kEinsumArgs, buildEinsum, Variadic::None, 0, "(einsum spec a b ...)"};
 const CallForm kConv2dCall{kConv2dArgs, buildConv2d};
 const CallForm kPoolCall{kPoolArgs, buildPool};

@@ -136,6 +136,7 @@ extern const CallForm kGeluCall;      ///< (gelu x :approximate :none)
 extern const CallForm kCastCall;      ///< (astype x :f16)
 extern const CallForm kLayoutCall;    ///< (to-layout x :nhwc)
 extern const CallForm kReduceCall;    ///< (sum x :axis nil :keepdims false)
+extern const CallForm kMomentCall;    ///< (var x :axis nil :ddof 0 :keepdims false)
 extern const CallForm kReshapeCall;   ///< (reshape x shape)
 extern const CallForm kFlattenCall;   ///< (flatten x)
 extern const CallForm kTransposeCall; ///< (transpose x perm?)
@@ -148,6 +149,7 @@ extern const CallForm kJoinCall;  ///< (concat [a b] :axis 0)
 extern const CallForm kPadCall;
 extern const CallForm kTakeCall;
 extern const CallForm kOneHotCall;
+extern const CallForm kDiagonalCall; ///< (tril x k?)
 extern const CallForm kEinsumCall;
 extern const CallForm kConv2dCall;
 extern const CallForm kPoolCall;

@@ -30,6 +30,8 @@ namespace tsl {
   X(Mod, "mod", "mod", kBitExact, kBinaryCall, "Remainder with the sign of b (a - b·floordiv(a, b)); by zero gives 0.",      \
     "(mod [7 -7] 3) ; i64[2] [1 2]")                                                                                        \
   X(Pow, "pow", "pow", kFiniteAtZero, kBinaryCall, "a raised to the power b, elementwise.", "(pow [2.0 3.0] 2) ; f32[2] [4 9]") \
+  X(Atan2, "atan2", "atan2", kFloatOnly, kBinaryCall,                                                       \
+    "The angle in (-π, π] of the point (b, a): (atan2 y x), as C's atan2, elementwise (floats).", "(atan2 [1.0 0.0] [0.0 -1.0]) ; f32[2] [1.5707964 3.1415927]") \
   X(Maximum, "maximum", "maximum", kCommutative | kZeroAtZero | kBitExact, kBinaryCall,                                     \
     "The larger of a and b, elementwise (NaN propagates).", "(maximum [1 5] [3 2]) ; i64[2] [3 5]")                         \
   X(Minimum, "minimum", "minimum", kCommutative | kZeroAtZero | kBitExact, kBinaryCall,                                     \
@@ -66,6 +68,23 @@ namespace tsl {
     "(sqrt [4.0 2.0]) ; f32[2] [2 1.4142135]")                                                                              \
   X(Rsqrt, "rsqrt", "rsqrt", kFloatOnly | kBitExact, kUnaryCall, "1 / sqrt(x), elementwise (floats).", "(rsqrt [4.0 16.0]) ; f32[2] [0.5 0.25]") \
   X(Square, "square", "square", kZeroAtZero | kBitExact, kUnaryCall, "x·x, elementwise.", "(square [2 -3]) ; i64[2] [4 9]")  \
+  X(Floor, "floor", "floor", kZeroAtZero | kBitExact, kUnaryCall,                                                       \
+    "The largest integer not above x, elementwise; integers are unchanged.", "(floor [-1.5 2.5]) ; f32[2] [-2 2]")           \
+  X(Ceil, "ceil", "ceil", kZeroAtZero | kBitExact, kUnaryCall,                                                          \
+    "The smallest integer not below x, elementwise; integers are unchanged.", "(ceil [-1.5 2.5]) ; f32[2] [-1 3]")         \
+  X(Round, "round", "round", kZeroAtZero | kBitExact, kUnaryCall,                                                       \
+    "The nearest integer, ties to even (as NumPy), elementwise; integers are unchanged.",                                 \
+    "(round [0.5 1.5 2.5 -0.5]) ; f32[4] [0 2 2 -0]")                                                                        \
+  X(Trunc, "trunc", "trunc", kZeroAtZero | kBitExact, kUnaryCall,                                                       \
+    "x rounded toward zero, elementwise; integers are unchanged.", "(trunc [-1.5 2.5]) ; f32[2] [-1 2]")                  \
+  X(IsNan, "isnan", "isnan", kBoolResult | kZeroAtZero | kBitExact, kUnaryCall,                                          \
+    "Whether x is NaN, elementwise: a :bool tensor (false for integers).", "(isnan [1.0 (/ 0.0 0.0)]) ; bool[2] [false true]") \
+  X(IsInf, "isinf", "isinf", kBoolResult | kZeroAtZero | kBitExact, kUnaryCall,                                          \
+    "Whether x is +inf or -inf, elementwise: a :bool tensor (false for integers).",                                       \
+    "(isinf [1.0 (/ -1.0 0.0)]) ; bool[2] [false true]")                                                                     \
+  X(IsFinite, "isfinite", "isfinite", kBoolResult | kFiniteAtZero | kBitExact, kUnaryCall,                              \
+    "Whether x is neither infinite nor NaN, elementwise: a :bool tensor (true for integers).",                           \
+    "(isfinite [1.0 (/ 1.0 0.0)]) ; bool[2] [true false]")                                                                   \
   X(Sin, "sin", "sin", kFloatOnly | kZeroAtZero, kUnaryCall, "Sine, elementwise (floats).", "(sin [0.0]) ; f32[1] [0]")     \
   X(Cos, "cos", "cos", kFloatOnly | kFiniteAtZero, kUnaryCall, "Cosine, elementwise (floats).", "(cos [0.0]) ; f32[1] [1]")  \
   X(Tanh, "tanh", "tanh", kFloatOnly | kZeroAtZero, kUnaryCall, "Hyperbolic tangent, elementwise (floats).",               \

@@ -131,6 +131,9 @@ struct PowFn {
     }
   }
 };
+struct Atan2Fn {
+  template <typename T> T operator()(T y, T x) const { return std::atan2(y, x); }
+};
 struct MaximumFn {
   template <typename T> T operator()(T a, T b) const {
     if constexpr (!std::is_integral_v<T>)
@@ -239,6 +242,50 @@ struct SquareFn {
     else return a * a;
   }
   template <typename A> static auto vec(const A& a) { return a.square(); }
+};
+// The rounding functions are identities on integers; on floats they are IEEE operations,
+// exact on every engine. round is rint in the default rounding mode: ties to even.
+struct FloorFn {
+  template <typename T> T operator()(T a) const {
+    if constexpr (std::is_integral_v<T>) return a;
+    else return std::floor(a);
+  }
+};
+struct CeilFn {
+  template <typename T> T operator()(T a) const {
+    if constexpr (std::is_integral_v<T>) return a;
+    else return std::ceil(a);
+  }
+};
+struct RoundFn {
+  template <typename T> T operator()(T a) const {
+    if constexpr (std::is_integral_v<T>) return a;
+    else return std::nearbyint(a);
+  }
+};
+struct TruncFn {
+  template <typename T> T operator()(T a) const {
+    if constexpr (std::is_integral_v<T>) return a;
+    else return std::trunc(a);
+  }
+};
+struct IsNanFn {
+  template <typename T> bool operator()(T a) const {
+    if constexpr (std::is_floating_point_v<T>) return std::isnan(a);
+    else return false;
+  }
+};
+struct IsInfFn {
+  template <typename T> bool operator()(T a) const {
+    if constexpr (std::is_floating_point_v<T>) return std::isinf(a);
+    else return false;
+  }
+};
+struct IsFiniteFn {
+  template <typename T> bool operator()(T a) const {
+    if constexpr (std::is_floating_point_v<T>) return std::isfinite(a);
+    else return true;
+  }
 };
 struct SinFn {
   template <typename T> T operator()(T a) const { return std::sin(a); }

@@ -79,6 +79,13 @@ TensorType reduceType(const OpAttrs& a, std::span<const TensorType> in) {
 template <ReduceOp op>
 Tensor reduceKernel(const OpAttrs& a, std::span<const Tensor> in) { return reduce(op, in[0], get<ReduceAttrs>(a)); }
 
+TensorType momentType(const OpAttrs& a, std::span<const TensorType> in) {
+  const ReduceAttrs r = get<MomentAttrs>(a).reduction();
+  return typeOf(reduceResultType(ReduceOp::Mean, keyOf(in[0])), reduceShape(ReduceOp::Sum, in[0].shape, r));
+}
+template <bool root>
+Tensor momentKernel(const OpAttrs& a, std::span<const Tensor> in) { return moment(root, in[0], get<MomentAttrs>(a)); }
+
 // ---- Movement ----
 
 /// Moving elements keeps their dtype; a bare number (weak) moved becomes its concrete
@@ -176,6 +183,14 @@ TensorType oneHotType(const OpAttrs& a, std::span<const TensorType> in) {
   out.push(n);
   return {DType::F32, false, out};
 }
+TensorType triangleType(const OpAttrs&, std::span<const TensorType> in) {
+  if (in[0].shape.rank() < 2)
+    fail(ErrorKind::Shape, "tril/triu: x must have at least two axes, got shape ", in[0].shape.str());
+  return {in[0].dtype, false, in[0].shape};
+}
+template <bool lower>
+Tensor triangleKernel(const OpAttrs& a, std::span<const Tensor> in) { return triangle(in[0], get<DiagonalAttrs>(a).k, lower); }
+
 Tensor oneHotKernel(const OpAttrs& a, std::span<const Tensor> in) { return oneHot(in[0], get<CountAttrs>(a).count); }
 
 // ---- Contractions ----

@@ -69,6 +69,12 @@ struct CallForm; // runtime/CallForms.h
   X(LogSumExp, "logsumexp", "logsumexp", 1, 1, ReduceAttrs, Reduction, AxisSensitive, kFloatOnly, reduceType<ReduceOp::LogSumExp>, reduceKernel<ReduceOp::LogSumExp>, kReduceCall, \
     "log Σ e^x over the axes, computed without overflow.",                                                             \
     "(logsumexp [1000.0 1000.0]) ; 1000.6932")                                                                         \
+  X(Var, "var", "var", 1, 1, MomentAttrs, Reduction, AxisSensitive, kFloatOnly, momentType, momentKernel<false>, kMomentCall, \
+    "Variance over the axes (all when nil): Σ (x - mean)² / (n - ddof), ddof 0 by default; integers give f32.",   \
+    "(var [1 2 3 4]) ; 1.25")                                                                                          \
+  X(Std, "std", "std", 1, 1, MomentAttrs, Reduction, AxisSensitive, kFloatOnly, momentType, momentKernel<true>, kMomentCall, \
+    "Standard deviation over the axes: the square root of var, with its :axis, :ddof and :keepdims.",               \
+    "(std [[1 3] [2 6]] :axis 1) ; f32[2] [1 2]")                                                                      \
   X(Reshape, "reshape", "reshape", 1, 1, ShapeAttrs, Injective, LayoutDemanding, kView | kSameOrder | kBitExact, reshapeType, reshapeKernel, kReshapeCall, \
     "The elements of x in another shape of the same size; one -1 is inferred.",                                        \
     "(reshape [1 2 3 4 5 6] [2 -1]) ; i64[2,3] [[1 2 3] [4 5 6]]")                                                     \
@@ -102,6 +108,12 @@ struct CallForm; // runtime/CallForms.h
   X(Take, "take", "take", 2, 2, AxisAttrs, Injective, AxisSensitive, kBitExact, takeType, takeKernel, kTakeCall,       \
     "The slices of x at integer indices along an axis (negative from the end).",                                       \
     "(take [10 20 30] [2 0]) ; i64[2] [30 10]")                                                                        \
+  X(Tril, "tril", "tril", 1, 1, DiagonalAttrs, Opaque, AxisSensitive, kZeroAtZero | kBitExact, triangleType, triangleKernel<true>, kDiagonalCall, \
+    "The lower triangle of the last two axes: elements (i, j) with j - i <= k kept, the rest 0; k defaults to 0.", \
+    "(tril [[1 2 3] [4 5 6]]) ; i64[2,3] [[1 0 0] [4 5 0]]")                                                           \
+  X(Triu, "triu", "triu", 1, 1, DiagonalAttrs, Opaque, AxisSensitive, kZeroAtZero | kBitExact, triangleType, triangleKernel<false>, kDiagonalCall, \
+    "The upper triangle of the last two axes: elements (i, j) with j - i >= k kept, the rest 0; k defaults to 0.", \
+    "(triu [[1 2 3] [4 5 6]] 1) ; i64[2,3] [[0 2 3] [0 0 6]]")                                                         \
   X(OneHot, "one-hot", "one_hot", 1, 1, CountAttrs, Injective, AxisSensitive, kBitExact, oneHotType, oneHotKernel, kOneHotCall, \
     "Integer labels as rows of n zeros with a one at the label (f32).",                                                \
     "(one-hot [0 2] 3) ; f32[2,3] [[1 0 0] [0 0 1]]")                                                                  \
@@ -263,6 +275,10 @@ struct CountAttrs { ///< one-hot classes, rng-split keys
   int64_t count = 0;
   bool operator==(const CountAttrs&) const = default;
 };
+struct DiagonalAttrs { ///< tril, triu: the diagonal k (0 the main one, k > 0 above it, k < 0 below)
+  int64_t k = 0;
+  bool operator==(const DiagonalAttrs&) const = default;
+};
 struct CastAttrs {
   DType dtype = DType::F32;
   bool operator==(const CastAttrs&) const = default;
@@ -347,7 +363,7 @@ struct LayoutAttrs { ///< transdata: to-layout, whether the user wrote it or the
 
 using OpAttrs = std::variant<NoAttrs, AxisAttrs, ShapeAttrs, PermAttrs, AxesAttrs, SliceAttrs, IndexAttrs,
                              PadAttrs, CountAttrs, CastAttrs, FullAttrs, ArangeAttrs, LinspaceAttrs, EyeAttrs,
-                             RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, Conv2dAttrs,
+                             RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, MomentAttrs, DiagonalAttrs, Conv2dAttrs,
                              Pool2dAttrs, SliceGradAttrs, TakeGradAttrs, Conv2dGradAttrs, Pool2dGradAttrs,
                              LayoutAttrs, RandIntAttrs>;
 

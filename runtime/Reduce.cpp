@@ -318,4 +318,29 @@ Tensor reduce(ReduceOp op, const Tensor& x, const ReduceAttrs& attrs) {
   return out;
 }
 
+int64_t reducedCount(const Shape& input, const ReduceAttrs& attrs) {
+  ReduceAttrs keep = attrs;
+  keep.keepDims = true;
+  const Shape kept = reduceShape(ReduceOp::Sum, input, keep);
+  int64_t n = 1;
+  for (int i = 0; i < input.rank(); ++i)
+    if (kept[i] != input[i]) n *= input[i]; // a reduced axis (one of size 1 counts 1 either way)
+  return n;
+}
+
+Tensor moment(bool root, const Tensor& x, const MomentAttrs& attrs) {
+  const ReduceAttrs r = attrs.reduction();
+  const TypeKey result = reduceResultType(ReduceOp::Mean, x.typeKey());
+  const DType compute = result.dtype == DType::F16 || result.dtype == DType::BF16 ? DType::F32 : result.dtype;
+  const Tensor xs = x.dtype() == compute ? x : astype(x, compute);
+  ReduceAttrs keep = r;
+  keep.keepDims = true;
+  const Tensor deviation = applyBinary(BinaryOp::Sub, xs, reduce(ReduceOp::Mean, xs, keep));
+  const Tensor squares = reduce(ReduceOp::Sum, applyUnary(UnaryOp::Square, deviation), r);
+  const int64_t divisor = std::max<int64_t>(reducedCount(x.shape(), r) - attrs.ddof, 0);
+  Tensor out = applyBinary(BinaryOp::Div, squares, Tensor::weakFloat(static_cast<double>(divisor)));
+  if (root) out = applyUnary(UnaryOp::Sqrt, out);
+  return out.dtype() == result.dtype ? out : astype(out, result.dtype);
+}
+
 } // namespace tsl

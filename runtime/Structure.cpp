@@ -1,4 +1,4 @@
-// runtime/Structure.cpp — concat, stack, split, pad, take, one-hot, get.
+// runtime/Structure.cpp — concat, stack, split, pad, take, one-hot, tril/triu, get.
 #include "runtime/Layout.h"
 #include "runtime/Structure.h"
 
@@ -6,6 +6,9 @@
 #include "runtime/Elementwise.h"
 #include "runtime/Loops.h"
 #include "runtime/Views.h"
+
+#include <algorithm>
+#include <cstring>
 
 namespace tsl {
 
@@ -189,6 +192,30 @@ Tensor oneHot(const Tensor& labels, int64_t n) {
     if (ip[k] < 0 || ip[k] >= n)
       fail(ErrorKind::Value, "one-hot: label ", ip[k], " is outside [0, ", n, ")");
     o[k * n + ip[k]] = 1.0f;
+  }
+  return out;
+}
+
+Tensor triangle(const Tensor& x, int64_t k, bool lower) {
+  const char* name = lower ? "tril" : "triu";
+  if (x.rank() < 2) fail(ErrorKind::Shape, name, ": x must have at least two axes, got shape ", x.shape().str());
+  const Tensor in = contiguous(x.blocked() ? plain(x) : x);
+  Tensor out = Tensor::empty(in.dtype(), in.shape());
+  const int64_t rows = in.shape()[in.rank() - 2], cols = in.shape()[in.rank() - 1];
+  if (out.numel() == 0) return out;
+  const size_t width = static_cast<size_t>(dtypeSize(in.dtype()));
+  const auto* src = static_cast<const unsigned char*>(static_cast<const void*>(in.data()));
+  auto* dst = static_cast<unsigned char*>(static_cast<void*>(out.mutableData()));
+  // Each row keeps one run of columns [begin, end) and is zero elsewhere (all-zero bits
+  // are 0 in every dtype).
+  for (int64_t r = 0; r < out.numel() / cols; ++r) {
+    const int64_t i = r % rows;
+    const int64_t edge = std::clamp<int64_t>(i + k + (lower ? 1 : 0), 0, cols);
+    const int64_t begin = lower ? 0 : edge, end = lower ? edge : cols;
+    unsigned char* row = dst + static_cast<size_t>(r * cols) * width;
+    std::memset(row, 0, static_cast<size_t>(cols) * width);
+    std::memcpy(row + static_cast<size_t>(begin) * width, src + static_cast<size_t>(r * cols + begin) * width,
+                static_cast<size_t>(end - begin) * width);
   }
   return out;
 }

@@ -36,6 +36,10 @@ Shape takeShape(const Shape& x, const Shape& indices, int64_t axis);
 /// f32 one-hot rows: labels [...] of integers in [0, n) -> [..., n].
 Tensor oneHot(const Tensor& labels, int64_t n);
 
+/// (tril x k) with lower, (triu x k) without: x (rank >= 2) with the elements (i, j) of its
+/// last two axes outside the triangle j - i <= k (lower) or j - i >= k (upper) set to 0.
+Tensor triangle(const Tensor& x, int64_t k, bool lower);
+
 /// (get x i j ...): an integer selects (and removes) an axis, nullopt keeps it whole;
 /// axes after the given ones are kept. Always a view.
 Tensor index(const Tensor& x, std::span<const std::optional<int64_t>> indices);
