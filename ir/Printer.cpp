@@ -42,7 +42,6 @@ ValueNames valueNames(const Function& f) {
   auto visit = [&](const Value* v) { all.push_back(v); };
   size_t seen = 0; // operations, to poll for Ctrl-C now and then (a long function's names take a while)
   for (const auto& arg : f.body().arguments()) visit(arg.get());
-  size_t seen = 0;
   walk(const_cast<Block&>(f.body()), [&](Operation& op) {
     if ((++seen & 255) == 0) checkInterrupt(); // Ctrl-C stops naming a huge module's values
     for (const auto& region : op.regions())
