@@ -160,7 +160,7 @@ const std::vector<BuiltinDoc>& builtinDocs() {
       {"dtype", R"~((dtype x): the element type of a tensor as a keyword (:f32, :i64, :bool ...).)~",
        R"~((dtype (zeros [2]))  ; :f32)~"},
       {"split", R"~((split x n :axis 0): x cut into n equal parts along the axis, a vector of views (a shape error when the axis does not divide).)~",
-       R"~((split (arange 6) 3)  ; [[0 1] [2 3] [4 5]])~"},
+       R"~((split (arange 6) 3)  ; [i64[2] [0 1] i64[2] [2 3] i64[2] [4 5]])~"},
       {"layout", R"~((layout x): the physical layout of a tensor: :row-major, :nchw, :nhwc, :nc1hwc0, :fractal-z or :fractal-nz.)~",
        R"~((layout (zeros [1 2 3 4]))  ; :nchw)~"},
       {"layout-svg", R"~((layout-svg x path?): an SVG picture of where x's elements sit in memory, as text, or written to the file path.)~",
@@ -180,7 +180,7 @@ const std::vector<BuiltinDoc>& builtinDocs() {
       {"jvp", R"~((jvp f [x...] [v...]): [y tangent], y = (f x...) and its derivative along the tangents v.)~",
        R"~((jvp (fn [x] (* x x)) [3.0] [1.0])  ; [9.0 6.0])~"},
       {"jit", R"~((jit f :target :cpu): a function with f's meaning, compiled per argument signature and cached; options :target (:cpu, :interp, :tc), :static, :donate, :max-versions, :layouts, :tc-dtype.)~",
-       R"~(((jit (fn [x] (* x 2.0))) (ones [3]))  ; [2.0 2.0 2.0])~"},
+       R"~(((jit (fn [x] (* x 2.0))) (ones [3]))  ; f32[3] [2 2 2])~"},
       {"jit-explain", R"~((jit-explain g): text describing a jit function's compiled versions, their signatures and evictions.)~",
        R"~((let [g (jit inc)] (g 1) (jit-explain g)))~"},
       {"jit-memory", R"~((jit-memory g): a map of the memory the last compiled version of the jit function g uses per call (:arena-bytes :result-bytes :peak-bytes ...) and its donations.)~",
@@ -199,6 +199,13 @@ const std::vector<BuiltinDoc>& builtinDocs() {
        R"~((:cycles (tc-stats)))~"},
   };
   return docs;
+}
+
+bool exampleHasEffects(std::string_view name) {
+  if (name == "spit" || name == "slurp-lines") return true;
+  for (const BuiltinDoc& d : builtinDocs())
+    if (d.effects && name == d.name) return true;
+  return false;
 }
 
 std::string docText(const BuiltinDoc& entry) { return cat(entry.text, "\n  e.g. ", entry.example); }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tsl {
@@ -22,6 +23,10 @@ struct BuiltinDoc {
 
 /// Every entry, in the table's order.
 const std::vector<BuiltinDoc>& builtinDocs();
+
+/// Whether the :doc example of builtin `name` touches files or the process (entries
+/// marked in the table, and spit and slurp-lines, whose families document them).
+bool exampleHasEffects(std::string_view name);
 
 /// The :doc text of an entry: its text, a newline, "  e.g. " and the example.
 std::string docText(const BuiltinDoc& entry);
