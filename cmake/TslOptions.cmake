@@ -1,5 +1,6 @@
 # Build options shared by every TSL target: warnings, sanitizers, CPU tuning.
 option(TSL_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
+option(TSL_TSAN "Build with ThreadSanitizer" OFF)
 option(TSL_NATIVE "Tune for the build machine's CPU (-march=native)" ON)
 
 set(TSL_WARNINGS -Wall -Wextra -Wno-unused-parameter)
@@ -22,6 +23,11 @@ if(TSL_SANITIZE)
     add_compile_options(-fsanitize=fuzzer-no-link)
     set(TSL_FUZZ ON)
   endif()
+elseif(TSL_TSAN)
+  # TSL_SANITIZE=1: frames are larger, so the stack guard keeps a wider margin.
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer -O1)
+  add_link_options(-fsanitize=thread)
+  add_compile_definitions(TSL_SANITIZE=1)
 elseif(TSL_NATIVE)
   add_compile_options(-march=native)
 endif()

@@ -52,8 +52,12 @@ const Value& errorArg(const CallContext& cx, Args args, size_t i) {
   return args[i];
 }
 
-/// Ctrl-C is not an error a program handles: it always reaches the top.
-bool isInterrupt(const Error& e) { return e.kind() == ErrorKind::Runtime && e.message() == "interrupted"; }
+/// Ctrl-C, and the host's step limit (Engine::setStepLimit), are not errors a program
+/// handles: they always reach the top.
+bool isInterrupt(const Error& e) {
+  return e.kind() == ErrorKind::Runtime &&
+         (e.message() == "interrupted" || e.message().starts_with("step limit exceeded"));
+}
 
 bool catches(const Value& kind, const Error& e) {
   const std::string& name = kind.keyword().name();

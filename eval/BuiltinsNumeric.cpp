@@ -97,15 +97,18 @@ template <BinaryOp op>
 void defineComparison(Evaluator& evaluator, const char* name) {
   auto& builtin = evaluator.defineBuiltin(name, 2, -1, [](CallContext& cx, Args args) -> Value {
     if (args.size() == 2) return binaryCall<op>(args[0], args[1], cx.span);
+    // Under jit the truth of a traced pair is known only when the code runs: the pairs
+    // from the first traced one on are joined by logical-and (none is skipped).
+    Value staged;
     for (size_t i = 0; i + 1 < args.size(); ++i) {
       const Value result = binaryCall<op>(args[i], args[i + 1], cx.span);
-      if (isTraced(result))
-        fail(ErrorKind::Type, "jit: ", cx.self.name(), " with more than two operands compares scalars now, not traced tensors");
-      if (!result.tensor().isScalar())
+      const bool traced = isTraced(result);
+      if (traced ? tracedType(result).rank() != 0 : !result.tensor().isScalar())
         fail(ErrorKind::Type, cx.self.name(), " with more than two operands compares scalars only");
-      if (!result.tensor().isNonZero()) return boolean(false);
+      if (!traced && !result.tensor().isNonZero()) return boolean(false);
+      if (traced) staged = staged.isNil() ? result : binaryCall<BinaryOp::LogicalAnd>(staged, result, cx.span);
     }
-    return boolean(true);
+    return staged.isNil() ? boolean(true) : staged;
   });
   builtin.setBinaryFn(binaryCall<op>);
 }

@@ -39,7 +39,10 @@ void rejectRecurMarker(const Value& v, std::string_view what) {
 /// forgets an interrupt requested earlier; a nested one must not swallow its caller's.
 void enterFromHost(Evaluator& evaluator) {
   checkStack();
-  if (evaluator.depth() == 0) evaluator.clearInterrupt();
+  if (evaluator.depth() == 0) {
+    evaluator.clearInterrupt();
+    evaluator.resetSteps();
+  }
 }
 
 } // namespace
@@ -56,6 +59,12 @@ Engine::~Engine() = default;
 Value Engine::eval(std::string_view source, std::string_view fileName) {
   enterFromHost(*impl_);
   return impl_->evalSource(source, fileName, impl_->user());
+}
+
+size_t Engine::evalKeepGoing(std::string_view source, std::string_view fileName,
+                             const std::function<void(const Error&)>& onError) {
+  enterFromHost(*impl_);
+  return impl_->evalSourceKeepGoing(source, fileName, impl_->user(), onError);
 }
 
 Value Engine::evalFile(const std::string& path) { return eval(readSource(path), path); }
@@ -358,6 +367,8 @@ std::vector<std::string> Engine::completions(std::string_view prefix) const {
 }
 
 void Engine::interrupt() noexcept { impl_->interrupt(); }
+
+void Engine::setStepLimit(uint64_t steps) { impl_->setStepLimit(steps); }
 
 int runOnLargeStack(const std::function<int()>& body, size_t bytes) {
 #ifdef TSL_SANITIZE

@@ -140,6 +140,35 @@ Value Evaluator::evalSource(std::string_view text, std::string_view file, Namesp
   return last;
 }
 
+size_t Evaluator::evalSourceKeepGoing(std::string_view text, std::string_view file, Namespace& ns,
+                                      const std::function<void(const Error&)>& onError) {
+  sources_.add(file, std::string(text));
+  std::vector<SyntaxPtr> forms;
+  try {
+    forms = readAll(text, file);
+  } catch (const std::bad_alloc&) {
+    throw Error(ErrorKind::Runtime, cat("out of memory reading ", file));
+  }
+  const std::string savedFile = currentFile_;
+  currentFile_ = std::string(file);
+  size_t failed = 0;
+  try {
+    for (const SyntaxPtr& form : forms) {
+      try {
+        evalForm(form, ns);
+      } catch (const Error& e) {
+        ++failed;
+        onError(e);
+      }
+    }
+  } catch (...) {
+    currentFile_ = savedFile;
+    throw;
+  }
+  currentFile_ = savedFile;
+  return failed;
+}
+
 Value Evaluator::evalForms(const std::vector<SyntaxPtr>& forms, Namespace& ns) {
   Value last;
   for (const SyntaxPtr& form : forms) last = evalForm(form, ns);
@@ -219,6 +248,10 @@ void Evaluator::callLimitHit(const Span& span) {
   if (interrupted_.load(std::memory_order_relaxed)) {
     interrupted_.store(false, std::memory_order_relaxed);
     throw Error(ErrorKind::Runtime, "interrupted", span);
+  }
+  if (stepsLeft_ < 0) {
+    stepsLeft_ = -1; // every later step fails too, until the host enters again
+    throw Error(ErrorKind::Runtime, cat("step limit exceeded (more than ", maxSteps_, " calls and loop iterations)"), span);
   }
   throw Error(ErrorKind::Runtime,
               cat(depthPrefix(tracer_), "stack depth exceeded (more than ", options_.maxDepth, " nested calls)"),

@@ -11,6 +11,7 @@
 #include "parser/Diagnostics.h"
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <map>
@@ -52,6 +53,11 @@ public:
   /// Reads, expands, analyses and runs every form of `text` in namespace `ns`; returns
   /// the value of the last form. Remembers the text for error rendering.
   Value evalSource(std::string_view text, std::string_view file, Namespace& ns);
+  /// As evalSource, but a form that fails is given to `onError` and the next form runs
+  /// (`tsl run --keep-going`); a reader error still stops before anything runs. Returns
+  /// how many forms failed.
+  size_t evalSourceKeepGoing(std::string_view text, std::string_view file, Namespace& ns,
+                             const std::function<void(const Error&)>& onError);
   /// Runs forms already read (the REPL reads its own input) in `ns`; returns the last value.
   Value evalForms(const std::vector<SyntaxPtr>& forms, Namespace& ns);
   /// Expands, analyses and runs one form.
@@ -81,7 +87,7 @@ public:
   /// Counts one call level; throws at the depth limit, when the native stack runs low,
   /// or when an interrupt was requested.
   void enterCall(const Span& span) {
-    if (++depth_ > options_.maxDepth || interrupted_.load(std::memory_order_relaxed)) {
+    if (++depth_ > options_.maxDepth || interrupted_.load(std::memory_order_relaxed) || --stepsLeft_ < 0) {
       --depth_;
       callLimitHit(span);
     }
@@ -98,10 +104,18 @@ public:
   private:
     Evaluator& evaluator_;
   };
-  /// Throws `runtime error: interrupted` if Ctrl-C was pressed. Cheap; called by loops.
+  /// Throws `runtime error: interrupted` if Ctrl-C was pressed, and counts a step of the
+  /// step limit. Cheap; called by loops.
   void poll(const Span& span) {
-    if (interrupted_.load(std::memory_order_relaxed)) callLimitHit(span);
+    if (interrupted_.load(std::memory_order_relaxed) || --stepsLeft_ < 0) callLimitHit(span);
   }
+  /// Calls and loop iterations allowed from the host's next entry (0: no limit); past it,
+  /// `runtime error: step limit exceeded`. The count restarts at every entry from the host.
+  void setStepLimit(uint64_t steps) {
+    maxSteps_ = steps == 0 || steps > uint64_t(INT64_MAX) ? 0 : static_cast<int64_t>(steps);
+    resetSteps();
+  }
+  void resetSteps() { stepsLeft_ = maxSteps_ == 0 ? INT64_MAX : maxSteps_; }
   /// Requests an interrupt; async-signal-safe.
   void interrupt() noexcept { interrupted_.store(true, std::memory_order_relaxed); }
   void clearInterrupt() { interrupted_.store(false, std::memory_order_relaxed); }
@@ -171,6 +185,8 @@ private:
   SourceManager sources_;
   std::atomic<bool> interrupted_{false};
   int depth_ = 0;
+  int64_t maxSteps_ = 0;           ///< 0: no step limit
+  int64_t stepsLeft_ = INT64_MAX;  ///< counts down from maxSteps_ (or never reaches 0)
   int64_t gensymCounter_ = 0;
   std::string currentFile_ = "<repl>";
   Namespace* currentNs_ = nullptr;

@@ -5,6 +5,7 @@
 #include "parser/Syntax.h"
 #include "runtime/Dispatch.h"
 #include "runtime/Format.h"
+#include "runtime/Interrupt.h"
 #include "runtime/Layout.h"
 #include "tsl/StackGuard.h"
 
@@ -39,8 +40,10 @@ ValueNames valueNames(const Function& f) {
   ValueNames out;
   std::vector<const Value*> all;
   auto visit = [&](const Value* v) { all.push_back(v); };
+  size_t seen = 0; // operations, to poll for Ctrl-C now and then (a long function's names take a while)
   for (const auto& arg : f.body().arguments()) visit(arg.get());
   walk(const_cast<Block&>(f.body()), [&](Operation& op) {
+    if ((++seen & 4095) == 0) checkInterrupt();
     for (const auto& region : op.regions())
       for (const auto& arg : region->block().arguments()) visit(arg.get());
     if (op.resultCount() == 1) visit(op.result());
@@ -48,6 +51,7 @@ ValueNames valueNames(const Function& f) {
   std::set<std::string> used;
   std::unordered_map<std::string, int> nextSuffix; // per name, the next suffix to try
   for (const Value* v : all) {
+    if ((++seen & 4095) == 0) checkInterrupt();
     if (!validName(v->name())) continue;
     std::string name = v->name();
     if (used.count(name)) {
@@ -66,6 +70,7 @@ ValueNames valueNames(const Function& f) {
   for (const auto& arg : f.body().arguments())
     if (!out.names.count(arg.get())) out.names[arg.get()] = "%" + fresh();
   walk(const_cast<Block&>(f.body()), [&](Operation& op) {
+    if ((++seen & 4095) == 0) checkInterrupt();
     for (const auto& region : op.regions())
       for (const auto& arg : region->block().arguments())
         if (!out.names.count(arg.get())) out.names[arg.get()] = "%" + fresh();
@@ -135,7 +140,12 @@ private:
 
   void block(const Block& b, int depth, std::string& out) {
     checkStack();
-    for (const auto& op : b.ops()) operation(*op, depth, out);
+    for (const auto& op : b.ops()) {
+      // Ctrl-C stops printing a long function: the compiler prints the optimised IR as
+      // its cache key, a second for 300,000 operations (ir/Pass.h).
+      if ((++printed_ & 1023) == 0) checkInterrupt();
+      operation(*op, depth, out);
+    }
   }
 
   /// What a layout conversion moves, as a comment: "// nc1hwc0 -> row-major, 65536 -> 40960 B".
@@ -233,6 +243,7 @@ private:
   const PrintOptions& options_;
   std::unordered_map<const Value*, std::string> names_;
   std::unordered_map<const Operation*, std::string> groups_;
+  size_t printed_ = 0; ///< operations printed, to poll the interrupt flag now and then
 };
 
 } // namespace

@@ -2,6 +2,7 @@
 //
 //   tsl                          interactive REPL
 //   tsl run FILE [ARGS...]       run a program, *args* bound to ARGS ("-" reads stdin)
+//       [--keep-going]           report a failing top-level form and run the next
 //   tsl check FILE               read and expand a program, report every error found
 //   tsl compile FILE --entry NAME --sig SIG [--emit=ir|graph|llvm|asm|obj|lib|header|tc]
 //               [--stage=raw] [--target=T] [--target-cpu=CPU] [-O0..-O3] [-o OUT]
@@ -32,6 +33,8 @@ const char* kUsage = R"(usage: tsl [options] [command]
 commands:
   (none)                  start the interactive REPL
   run FILE [ARGS...]      run a program; *args* holds ARGS; FILE - reads standard input
+      --keep-going        a top-level form that fails is reported and the next one
+                          runs (the exit status is still 1); for batches of tests
   check FILE              report every error that can be found without running FILE
   compile FILE --entry NAME --sig SIG
                           print function NAME of FILE compiled for the parameters SIG,
@@ -86,6 +89,7 @@ struct Options {
   bool tcStats = false;
   std::string tcStatsFile, tcTraceFile;
   bool countRaces = false;
+  bool keepGoing = false;
   std::vector<std::pair<int, std::string>> tcInputs, tcOutputs;
   tsl::Engine::EmitOptions emitOptions;
 };
@@ -169,7 +173,16 @@ int runFile(const Options& options) {
   if (!options.tcTraceFile.empty()) engine.traceTc(true);
   int status = 0;
   try {
-    engine.eval(text, name);
+    if (options.keepGoing) {
+      const size_t failed = engine.evalKeepGoing(text, name, [&](const tsl::Error& e) {
+        if (interruptsSeen.load() > 0) throw e; // Ctrl-C stops the whole run
+        std::cout << std::flush;
+        std::cerr << engine.describe(e) << std::flush;
+      });
+      if (failed > 0) status = 1;
+    } else {
+      engine.eval(text, name);
+    }
   } catch (const tsl::Error& e) {
     std::cout << std::flush;
     std::cerr << engine.describe(e);
@@ -369,6 +382,10 @@ int main(int argc, char** argv) {
     }
     if (arg == "--print-ir-after-all") {
       options.debug.printAfterAll = true;
+      continue;
+    }
+    if (arg == "--keep-going") {
+      options.keepGoing = true;
       continue;
     }
     if (arg == "--verify-each") {

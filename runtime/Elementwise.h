@@ -74,7 +74,7 @@ namespace tsl {
     "(erf [0.0 10.0]) ; f32[2] [0 1]")                                                                                      \
   X(Sigmoid, "sigmoid", "sigmoid", kFloatOnly | kFiniteAtZero, kUnaryCall, "1 / (1 + e^-x), elementwise (floats).",         \
     "(sigmoid [0.0]) ; f32[1] [0.5]")                                                                                       \
-  X(Relu, "relu", "relu", kZeroAtZero | kBitExact, kUnaryCall, "max(x, 0), elementwise; its derivative at 0 is 0.",         \
+  X(Relu, "relu", "relu", kZeroAtZero | kBitExact, kUnaryCall, "max(x, 0), elementwise (NaN propagates); its derivative at 0 is 0.",         \
     "(relu [-1.0 2.0]) ; f32[2] [0 2]")                                                                                     \
   X(Gelu, "gelu", "gelu", kFloatOnly | kZeroAtZero, kGeluCall,                                                              \
     "x·Φ(x) with the exact normal CDF (erf), or its tanh approximation with :approximate :tanh.", "(gelu [0.0 10.0]) ; f32[2] [0 10]") \

@@ -259,9 +259,14 @@ struct SigmoidFn {
   template <typename T, typename M = LibmMath> T operator()(T a) const { return M::sigmoid(a); }
   template <typename A> static auto vec(const A& a) { return a.logistic(); }
 };
+// max(x, 0) with NaN propagating, as maximum's: written `!(a <= 0)` so that a NaN (for
+// which every comparison is false) is returned; Eigen's cwiseMax may drop it.
 struct ReluFn {
-  template <typename T> T operator()(T a) const { return a > T(0) ? a : T(0); }
-  template <typename A> static auto vec(const A& a) { return a.cwiseMax(typename A::Scalar(0)); }
+  template <typename T> T operator()(T a) const { return !(a <= T(0)) ? a : T(0); }
+  template <typename A> static auto vec(const A& a) {
+    using S = typename A::Scalar;
+    return (a <= S(0)).select(S(0), a);
+  }
 };
 struct GeluFn {
   template <typename T, typename M = LibmMath> T operator()(T a) const {

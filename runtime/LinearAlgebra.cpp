@@ -208,12 +208,18 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   if (a.isScalar() || b.isScalar()) return applyBinary(BinaryOp::Mul, a, b);
   if ((a.rank() <= 2 && b.rank() <= 2) || b.rank() == 1) return matmul(a, b);
   // Sum over a's last axis and b's second-to-last: a as [-1, k], b moved to [k, -1].
+  // The other sizes are products of the other axes, not numel / k: k may be 0.
   const int64_t k = a.shape().dims().back(); // rank >= 1 here: scalars returned above
-  const Tensor A = reshape(a, Shape{a.numel() / std::max<int64_t>(k, 1), k});
+  int64_t rows = 1, cols = 1;
+  for (int i = 0; i + 1 < a.rank(); ++i) rows *= a.shape()[i];
   std::vector<int64_t> perm{b.rank() - 2};
   for (int i = 0; i < b.rank(); ++i)
-    if (i != b.rank() - 2) perm.push_back(i);
-  const Tensor B = reshape(contiguous(transpose(b, perm)), Shape{k, b.numel() / std::max<int64_t>(k, 1)});
+    if (i != b.rank() - 2) {
+      perm.push_back(i);
+      cols *= b.shape()[i];
+    }
+  const Tensor A = reshape(a, Shape{rows, k});
+  const Tensor B = reshape(contiguous(transpose(b, perm)), Shape{k, cols});
   return reshape(matmul(A, B), shape);
 }
 

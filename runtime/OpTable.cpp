@@ -373,7 +373,8 @@ TensorType dropoutType(const OpAttrs& a, std::span<const TensorType> in) {
   checkKeyType(in[0], "dropout");
   const double rate = get<RateAttrs>(a).rate;
   if (!(rate >= 0.0 && rate <= 1.0)) fail(ErrorKind::Value, "dropout: rate must be in [0, 1], got ", rate);
-  return {floatComputeType(in[1].dtype), false, in[1].shape};
+  // A bare number is made strong (f32, as printing it would), at every rate: the kernel's rule.
+  return {in[1].weak ? DType::F32 : floatComputeType(in[1].dtype), false, in[1].shape};
 }
 Tensor dropoutKernel(const OpAttrs& a, std::span<const Tensor> in) { return dropout(in[0], in[1], get<RateAttrs>(a).rate); }
 

@@ -141,7 +141,8 @@ Tensor randNormal(const Tensor& key, const Shape& shape, DType dtype) {
 
 Tensor dropout(const Tensor& key, const Tensor& x, double rate) {
   if (!(rate >= 0.0 && rate <= 1.0)) fail(ErrorKind::Value, "dropout: rate must be in [0, 1], got ", rate);
-  const Tensor input = isFloat(x.dtype()) ? x : astype(x, DType::F32);
+  // A bare number is made strong first (f32 for a weak float), as the type rule says.
+  const Tensor input = x.weak() ? astype(x.strengthened(), DType::F32) : isFloat(x.dtype()) ? x : astype(x, DType::F32);
   if (rate == 0.0) return input.isScalar() ? input.strengthened() : contiguous(input);
   const Tensor keep = randUniform(key, input.shape(), DType::F64);
   const Tensor mask = applyBinary(BinaryOp::GreaterEqual, keep, Tensor::weakFloat(rate));

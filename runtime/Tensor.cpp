@@ -1,11 +1,13 @@
 // runtime/Tensor.cpp — storage allocation, tensor construction and scalar access.
 #include "runtime/Tensor.h"
+#include "runtime/StorageLimit.h"
 
 #include "runtime/Dispatch.h"
 #include "runtime/Layout.h"
 #include "runtime/Views.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -76,10 +78,18 @@ BlockCache& blockCache() {
 
 } // namespace
 
+namespace {
+std::atomic<size_t> storageByteLimit{0};
+} // namespace
+
+void setStorageByteLimit(size_t bytes) { storageByteLimit.store(bytes, std::memory_order_relaxed); }
+
 Ref<Storage> Storage::allocate(size_t bytes, bool zeroed) {
   if (bytes > physicalMemory())
     fail(ErrorKind::Value, "a tensor of ", gibibytes(bytes), " is larger than this machine's ",
          gibibytes(physicalMemory()), " of memory");
+  if (const size_t limit = storageByteLimit.load(std::memory_order_relaxed); limit != 0 && bytes > limit)
+    fail(ErrorKind::Value, "a tensor of ", gibibytes(bytes), " is larger than the limit of ", gibibytes(limit));
   Ref<Storage> storage(new Storage());
   storage->bytes_ = bytes;
   if (bytes >= kHugePageThreshold) {

@@ -1,20 +1,26 @@
 // tools/tsl-reference.cpp — writes the reference of TSL's primitives (docs/primitives.md)
 // from the operation table: each operation's call form, operands, dtypes, IR mnemonic,
-// class and description; with `--stdlib DIR`, the reference of the standard library
-// (docs/stdlib.md) from the docstrings of DIR's modules, as :doc prints them. The build
-// runs it; tests compare its output with the files in the repository, so the references
-// cannot drift from the code.
+// class and description. The build runs it; a test compares its output with the file in
+// the repository, so the reference cannot drift from the code. `tsl-reference --stdlib DIR`
+// writes the reference of the standard library (docs/stdlib.md) from the docstrings of
+// DIR's modules, as :doc prints them. `tsl-reference --json`
+// writes the same table as data (each name's call form, its arguments with their kinds,
+// uses and defaults, traits, classes, sentence and example): what tools/progen generates
+// programs from, so a new operation is generated without touching the generator.
 #include "runtime/CallForms.h"
 #include "runtime/Ops.h"
 #include "tsl/tsl.h"
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -48,6 +54,144 @@ std::string dtypesOf(const tsl::OpInfo& op) {
   std::string dtypes = op.has(tsl::kFloatOnly) ? "floats (integers promoted)" : "any";
   if (op.has(tsl::kBoolResult)) dtypes += "; :bool result";
   return dtypes;
+}
+
+std::string json(const char* text) {
+  if (!text) return "null";
+  std::string out = "\"";
+  for (const char* p = text; *p; ++p) {
+    const unsigned char c = static_cast<unsigned char>(*p);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+      out += buffer;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+std::string json(const std::string& text) { return json(text.c_str()); }
+
+/// The call forms by name: the form a row names is data for the generator.
+const char* formName(const tsl::CallForm* form) {
+  using namespace tsl;
+  static const std::pair<const CallForm*, const char*> forms[] = {
+      {&kUnaryCall, "unary"},       {&kBinaryCall, "binary"},         {&kWhereCall, "where"},
+      {&kClipCall, "clip"},         {&kCrossEntropyCall, "cross-entropy"}, {&kAddCall, "add"},
+      {&kMulCall, "mul"},           {&kSubCall, "sub"},               {&kDivCall, "div"},
+      {&kChainCall, "chain"},       {&kGeluCall, "gelu"},             {&kCastCall, "cast"},
+      {&kLayoutCall, "layout"},     {&kReduceCall, "reduce"},         {&kReshapeCall, "reshape"},
+      {&kFlattenCall, "flatten"},   {&kTransposeCall, "transpose"},   {&kBroadcastCall, "broadcast"},
+      {&kExpandDimsCall, "expand-dims"}, {&kSqueezeCall, "squeeze"}, {&kSliceCall, "slice"},
+      {&kIndexCall, "index"},       {&kJoinCall, "join"},             {&kPadCall, "pad"},
+      {&kTakeCall, "take"},         {&kOneHotCall, "one-hot"},        {&kEinsumCall, "einsum"},
+      {&kConv2dCall, "conv2d"},     {&kPoolCall, "pool"},             {&kAlongAxisCall, "along-axis"},
+      {&kLayerNormCall, "layer-norm"}, {&kFullCall, "full"},          {&kZerosCall, "zeros"},
+      {&kOnesCall, "ones"},         {&kZerosLikeCall, "zeros-like"},  {&kOnesLikeCall, "ones-like"},
+      {&kArangeCall, "arange"},     {&kLinspaceCall, "linspace"},     {&kEyeCall, "eye"},
+      {&kRngKeyCall, "rng-key"},    {&kRngSplitCall, "rng-split"},    {&kRandomCall, "random"},
+      {&kDropoutCall, "dropout"},   {&kInternal, "internal"}};
+  for (const auto& [f, name] : forms)
+    if (f == form) return name;
+  return nullptr; // a form not named here: the generator reads its arguments
+}
+
+const char* argKindName(tsl::ArgKind kind) {
+  using tsl::ArgKind;
+  switch (kind) {
+  case ArgKind::Tensor: return "tensor";
+  case ArgKind::Tensors: return "tensors";
+  case ArgKind::MoreTensors: return "more-tensors";
+  case ArgKind::ShapeOf: return "shape-of";
+  case ArgKind::Int: return "int";
+  case ArgKind::Ints: return "ints";
+  case ArgKind::Pair: return "pair";
+  case ArgKind::Number: return "number";
+  case ArgKind::Bool: return "bool";
+  case ArgKind::DType: return "dtype";
+  case ArgKind::Layout: return "layout";
+  case ArgKind::Choice: return "choice";
+  case ArgKind::String: return "string";
+  case ArgKind::Ranges: return "ranges";
+  case ArgKind::Indices: return "indices";
+  case ArgKind::Widths: return "widths";
+  }
+  return "?";
+}
+
+const char* argUseName(tsl::ArgUse use) {
+  using tsl::ArgUse;
+  switch (use) {
+  case ArgUse::Required: return "required";
+  case ArgUse::Optional: return "optional";
+  case ArgUse::Keyword: return "keyword";
+  case ArgUse::RequiredKeyword: return "required-keyword";
+  }
+  return "?";
+}
+
+const char* variadicName(tsl::Variadic v) {
+  switch (v) {
+  case tsl::Variadic::None: return "none";
+  case tsl::Variadic::Fold: return "fold";
+  case tsl::Variadic::FoldInverse: return "fold-inverse";
+  case tsl::Variadic::Chain: return "chain";
+  }
+  return "?";
+}
+
+std::string traitsOf(const tsl::OpInfo& op) {
+  using namespace tsl;
+  static const std::pair<OpTrait, const char*> traits[] = {
+      {kCommutative, "commutative"},   {kFloatOnly, "float-only"},     {kBoolResult, "bool-result"},
+      {kCreation, "creation"},         {kRandom, "random"},            {kSideEffecting, "side-effecting"},
+      {kView, "view"},                 {kSameOrder, "same-order"},     {kLoopReduction, "loop-reduction"},
+      {kZeroAtZero, "zero-at-zero"},   {kFiniteAtZero, "finite-at-zero"}, {kLayoutFromData, "layout-from-data"},
+      {kReadsViews, "reads-views"},    {kBitExact, "bit-exact"}};
+  std::string out = "[";
+  for (const auto& [trait, name] : traits)
+    if (op.has(trait)) out += (out.size() > 1 ? ", " : "") + json(name);
+  return out + "]";
+}
+
+/// The table as JSON: one object per name TSL calls, then the internal operations.
+void writeJson() {
+  using namespace tsl;
+  std::cout << "{\"names\": [\n";
+  bool first = true;
+  for (const CallName& n : callNames()) {
+    const OpInfo& op = opInfo(n.kind);
+    std::cout << (first ? "" : ",\n") << "  {\"name\": " << json(n.name) << ", \"op\": " << json(op.name)
+              << ", \"mnemonic\": " << json(op.mnemonic) << ", \"form\": " << json(formName(n.form))
+              << ", \"usage\": " << json(usageOf(n.name, *n.form)) << ", \"variadic\": "
+              << json(variadicName(n.form->variadic)) << ", \"min_inputs\": " << op.minInputs
+              << ", \"max_inputs\": " << op.maxInputs << ", \"fusion\": " << json(fusionName(op.fusion))
+              << ", \"layout\": " << json(layoutClassName(op.layout)) << ", \"traits\": " << traitsOf(op)
+              << ",\n   \"args\": [";
+    first = false;
+    bool firstArg = true;
+    for (const ArgSpec& a : n.form->args) {
+      std::cout << (firstArg ? "" : ", ") << "{\"name\": " << json(a.name) << ", \"kind\": " << json(argKindName(a.kind))
+                << ", \"use\": " << json(argUseName(a.use)) << ", \"default\": " << json(a.fallback)
+                << ", \"choices\": " << json(a.choices) << ", \"traced\": " << (a.traced ? "true" : "false") << "}";
+      firstArg = false;
+    }
+    std::cout << "],\n   \"doc\": " << json(n.doc) << ", \"example\": " << json(n.example) << "}";
+  }
+  std::cout << "\n], \"internal\": [";
+  first = true;
+  for (const OpInfo& op : allOps())
+    if (!callable(op)) {
+      std::cout << (first ? "\n" : ",\n") << "  {\"op\": " << json(op.name) << ", \"mnemonic\": " << json(op.mnemonic)
+                << ", \"fusion\": " << json(fusionName(op.fusion)) << ", \"traits\": " << traitsOf(op)
+                << ", \"doc\": " << json(op.doc) << "}";
+      first = false;
+    }
+  std::cout << "\n]}\n";
 }
 
 /// The names a module defines at top level, in its order.
@@ -126,10 +270,13 @@ int writeStdlibReference(const std::filesystem::path& dir) {
 
 int main(int argc, char** argv) {
   using namespace tsl;
-  if (argc == 3 && std::string(argv[1]) == "--stdlib") return writeStdlibReference(argv[2]);
+  if (argc == 2 && std::strcmp(argv[1], "--json") == 0) {
+    writeJson();
+    return 0;
+  }
+  if (argc == 3 && std::strcmp(argv[1], "--stdlib") == 0) return writeStdlibReference(argv[2]);
   if (argc != 1) {
-    std::cerr << "usage: tsl-reference            (docs/primitives.md)\n"
-                 "       tsl-reference --stdlib DIR (docs/stdlib.md from DIR/*.tsl)\n";
+    std::cerr << "usage: tsl-reference [--json | --stdlib DIR]\n";
     return 2;
   }
   std::cout << "# TSL primitives\n\n"

@@ -3,6 +3,7 @@
 
 #include "ir/Printer.h"
 #include "runtime/Interrupt.h"
+#include "runtime/Layout.h"
 
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Verifier.h>
@@ -91,9 +92,13 @@ llvm::Function* ModuleCodegen::abi(const char* name) {
   return fn;
 }
 
-llvm::Constant* ModuleCodegen::constantData(const Tensor& t) {
+llvm::Constant* ModuleCodegen::constantData(const Tensor& t, Layout layout) {
   llvm::LLVMContext& c = out.getContext();
-  const Tensor data = contiguous(t);
+  // Row-major elements, or the physical buffer of another layout, padding included: code
+  // reading a value of a blocked type reads that buffer (a constant's logical elements
+  // there would be read at the wrong offsets).
+  const bool rowMajor = layout == Layout::RowMajor;
+  const Tensor data = rowMajor ? contiguous(t) : denseInLayout(t, layout);
   llvm::Type* element = nullptr;
   switch (dtypeSize(t.dtype())) {
   case 1: element = llvm::Type::getInt8Ty(c); break;
@@ -101,10 +106,12 @@ llvm::Constant* ModuleCodegen::constantData(const Tensor& t) {
   case 4: element = t.dtype() == DType::F32 ? llvm::Type::getFloatTy(c) : llvm::Type::getInt32Ty(c); break;
   default: element = t.dtype() == DType::F64 ? llvm::Type::getDoubleTy(c) : llvm::Type::getInt64Ty(c); break;
   }
-  const size_t bytes = static_cast<size_t>(data.numel()) * data.elementSize();
+  const size_t bytes = rowMajor ? static_cast<size_t>(data.numel()) * data.elementSize()
+                                : static_cast<size_t>(physicalBytes(layout, t.shape(), t.dtype()));
+  const char* start = rowMajor ? data.data() : data.physicalData();
   llvm::Constant* init =
       bytes == 0 ? llvm::ConstantAggregateZero::get(llvm::ArrayType::get(element, 0))
-                 : llvm::ConstantDataArray::getRaw(llvm::StringRef(data.data(), bytes), static_cast<uint64_t>(data.numel()), element);
+                 : llvm::ConstantDataArray::getRaw(llvm::StringRef(start, bytes), bytes / data.elementSize(), element);
   auto* global = new llvm::GlobalVariable(out, init->getType(), true, llvm::GlobalValue::PrivateLinkage, init,
                                           cat(options.symbol, ".constant"));
   global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
@@ -139,7 +146,18 @@ Program generate(const ir::Module& module, const ir::Function& entry, llvm::Modu
   m.library.link();
   std::string problems;
   llvm::raw_string_ostream stream(problems);
-  if (llvm::verifyModule(out, &stream)) fail(ErrorKind::Internal, "cpu: generated invalid LLVM IR: ", stream.str());
+  // Function by function, polling for Ctrl-C between them: a traced program of 300,000
+  // operations is over a thousand functions, and verifying them at once took a good part
+  // of a second without a poll. The whole module (which checks every function again, and
+  // then its globals) only when it is small.
+  size_t functions = 0;
+  for (const llvm::Function& f : out) {
+    if (f.isDeclaration()) continue;
+    if ((++functions & 15) == 0) checkInterrupt();
+    if (llvm::verifyFunction(f, &stream)) fail(ErrorKind::Internal, "cpu: generated invalid LLVM IR: ", stream.str());
+  }
+  if (functions <= 64 && llvm::verifyModule(out, &stream))
+    fail(ErrorKind::Internal, "cpu: generated invalid LLVM IR: ", stream.str());
   return std::move(m.program);
 }
 
@@ -354,7 +372,7 @@ void FunctionCodegen::operation(const Operation& op) {
   switch (code.structural) {
   case Structural::Constant:
     values_[op.result()] = op.result()->type().rank() == 0 ? static_cast<llvm::Value*>(constantScalar(op.constant()))
-                                                           : m_.constantData(op.constant());
+                                                           : m_.constantData(op.constant(), op.result()->type().layout);
     return;
   case Structural::If: return ifOp(op);
   case Structural::While: return whileOp(op);

@@ -225,7 +225,10 @@ bool emitMatmulWithEpilogue(FunctionCodegen& g, const Operation& op, llvm::Value
   for (size_t d = 0; d < batchRank; ++d) {
     const ptrdiff_t da = static_cast<ptrdiff_t>(d) - static_cast<ptrdiff_t>(batchRank - (a.size() - 2));
     const ptrdiff_t db = static_cast<ptrdiff_t>(d) - static_cast<ptrdiff_t>(batchRank - (b.size() - 2));
-    batch[d] = std::max(da >= 0 ? a[static_cast<size_t>(da)] : 1, db >= 0 ? b[static_cast<size_t>(db)] : 1);
+    // Broadcasting: a size 1 takes the other's size, 0 included (max would make [0] and
+    // [1] a batch of one, written into a result of no elements).
+    const int64_t x = da >= 0 ? a[static_cast<size_t>(da)] : 1, y = db >= 0 ? b[static_cast<size_t>(db)] : 1;
+    batch[d] = x == 1 ? y : x;
   }
   if (product(batch) * m * n == 0) return true;
   const Matrix ma = matrixOf(g, op.operand(0), true, batch), mb = matrixOf(g, op.operand(1), false, batch);

@@ -78,7 +78,9 @@ public:
   /// The declaration of a host function of tsl_abi.h ("tsl_parallel_for").
   llvm::Function* abi(const char* name);
   /// A private global holding the elements of a constant tensor (64-byte aligned).
-  llvm::Constant* constantData(const Tensor& t);
+  /// A constant's bytes as compiled code reads them: stored in `layout`, the layout its IR
+  /// type names (a folded to-layout leaves a constant of a blocked type).
+  llvm::Constant* constantData(const Tensor& t, Layout layout);
   /// The arena `f` needs: its own, then the largest frame of what it calls.
   int64_t frameBytes(const ir::Function& f);
 

@@ -142,12 +142,17 @@ private:
   }
 
   /// Adds to the group the views producing operands of `contraction` that it reads in
-  /// place (the kReadsViews trait): matrices (rank 2) of a dtype it has kernels for,
-  /// used by it alone.
+  /// place (the kReadsViews trait): matrices (rank 2) of a dtype it has kernels for, the
+  /// result's, used by it alone.
   void absorbViews(Operation& contraction, std::vector<Operation*>& group, std::unordered_set<const Operation*>& in,
                    const std::unordered_set<const Operation*>& taken) {
     if (!contraction.code().primitive || !opInfo(contraction.code().kind).has(kReadsViews)) return;
     if (ir::touchesLayouts(contraction)) return;
+    // Operands of another dtype than the result's are not read in place: the product runs
+    // its eager kernel, which needs every operand computed (a view absorbed then was never
+    // computed: "a tensor used before it is computed").
+    for (const ir::Value* operand : contraction.operands())
+      if (operand->type().dtype != contraction.result()->type().dtype) return;
     for (ir::Value* operand : contraction.operands()) {
       Operation* producer = operand->def();
       if (!producer || producer->parent() != &block_ || in.count(producer) || taken.count(producer)) continue;

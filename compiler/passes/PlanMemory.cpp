@@ -159,6 +159,16 @@ private:
         }
       }
     });
+    // An if's or while's results are written where its regions yield: they live at least
+    // until it ends, used or not (an unused one, live at its start alone, shared memory
+    // with a value of a region that was yielded after it was written).
+    ir::walk(const_cast<Block&>(f_.body()), [&](Operation& op) {
+      if (op.regions().empty() || op.code().is(Structural::Fused)) return;
+      for (size_t i = 0; i < op.resultCount(); ++i) {
+        Placement& p = placement(op.result(i));
+        p.lastUse = std::max(p.lastUse, end_.at(&op));
+      }
+    });
   }
 
   Placement& placement(const ir::Value* v) { return plan_->values[plan_->index.at(v)]; }

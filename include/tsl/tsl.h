@@ -18,6 +18,7 @@
 #include "tsl/Tensor.h"
 #include "tsl/Value.h"
 
+#include <cstdint>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -41,6 +42,10 @@ public:
 
   /// Runs every form of `source` in the user namespace; returns the last value.
   Value eval(std::string_view source, std::string_view fileName = "<string>");
+  /// Runs every form of `source`, going on after a form that fails: each error is given
+  /// to `onError` (`tsl run --keep-going`). Returns how many forms failed.
+  size_t evalKeepGoing(std::string_view source, std::string_view fileName,
+                       const std::function<void(const Error&)>& onError);
   /// Runs a file.
   Value evalFile(const std::string& path);
   /// Reads and expands `source` and reports every error found, without running it.
@@ -119,6 +124,11 @@ public:
   std::vector<std::string> completions(std::string_view prefix) const;
   /// Stops the running evaluation with `runtime error: interrupted`. Async-signal-safe.
   void interrupt() noexcept;
+  /// Bounds each entry from the host (eval, call, a compiled Function's call...) to
+  /// `steps` function calls and loop iterations; past it the evaluation stops with
+  /// `runtime error: step limit exceeded`. 0 (the default) sets no limit. For running
+  /// untrusted programs, with the call-depth limit of the constructor.
+  void setStepLimit(uint64_t steps);
 
   /// Evaluates `source` form by form, calling `each` with every top-level form's value
   /// (the REPL prints them). Source named like earlier source continues its lines, so a

@@ -231,3 +231,25 @@ TEST_CASE("typed argument helpers turn a native function's misuse into type erro
   CHECK_THROWS_WITH_AS(engine.eval("(scale 1.0)"), doctest::Contains("scale expects at least 2 arguments"), Error);
   CHECK_THROWS_WITH_AS(engine.eval("(greet 1)"), doctest::Contains("greet expects a string"), Error);
 }
+
+TEST_CASE("a step limit stops any program, try cannot catch it, and it restarts at each entry") {
+  Engine engine;
+  engine.setStepLimit(10000);
+  auto stopped = [&](const char* source) {
+    try {
+      engine.eval(source);
+      return std::string("finished");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  };
+  const std::string message = "runtime error: step limit exceeded (more than 10000 calls and loop iterations)";
+  CHECK(stopped("(loop [i 0] (recur (inc i)))") == message);
+  CHECK(stopped("(defn r [n] (if (< n 0) 0 (r (dec n)))) (r 1000000)") == message);
+  CHECK(stopped("(try (loop [] (recur)) (catch :any e 42))") == message);
+  CHECK(stopped("(count (filter (fn [x] (> x 5)) (range 100000)))") == message);
+  // Each entry from the host starts a fresh count: 5000 iterations, twice, both finish.
+  for (int i = 0; i < 2; ++i) CHECK(engine.print(engine.eval("(loop [i 0] (if (< i 5000) (recur (inc i)) i))")) == "5000");
+  engine.setStepLimit(0);
+  CHECK(engine.print(engine.eval("(loop [i 0] (if (< i 100000) (recur (inc i)) i))")) == "100000");
+}

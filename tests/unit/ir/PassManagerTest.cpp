@@ -1,6 +1,7 @@
 // tests/unit/ir/PassManagerTest.cpp — the pass registry, pipelines, --verify-each,
 // --print-ir-after and --time-passes, and the interp pipeline end to end.
 #include "PassTestSupport.h"
+#include "runtime/Interrupt.h"
 
 #include <sstream>
 
@@ -74,4 +75,18 @@ func @f(%x: f32[4]) -> (f32[4]) {
   CHECK(occurrences(r.text.substr(r.text.find("func @f(")), " = mul ") == 1);
   CHECK(contains(r.text, "constant dense<[2.0, 4.0, 6.0, 8.0]> : f32[4]"));
   checkSameResults(text, optimizationPasses(), {tensorOf({0.5, -1, 2, 3}, Shape{4}, DType::F32)});
+}
+
+TEST_CASE("Ctrl-C stops printing a long function (the compiler prints the IR as its cache key)") {
+  std::string text = "func @f(%x: f32[4]) -> (f32[4]) {\n  %0 = add %x, %x : f32[4]\n";
+  for (int i = 1; i < 5000; ++i) text += cat("  %", i, " = add %", i - 1, ", %x : f32[4]\n");
+  text += "  return %4999\n}\n";
+  const auto m = parseModule(text);
+  CHECK(printModule(*m).size() > text.size() / 2); // not interrupted: prints in full
+  InterruptFlag stop{true};
+  InterruptScope scope(&stop);
+  const auto e = errorFrom([&] { (void)printModule(*m); });
+  REQUIRE(e);
+  CHECK(e->kind() == ErrorKind::Runtime);
+  CHECK(e->message() == "interrupted");
 }
