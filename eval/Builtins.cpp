@@ -1,5 +1,6 @@
 // eval/Builtins.cpp — argument helpers and the registry of every builtin family.
 #include "eval/Builtins.h"
+#include "eval/BuiltinDocs.h"
 
 namespace tsl {
 
@@ -113,6 +114,7 @@ void registerBuiltins(Evaluator& evaluator) {
     TSL_ASSERT(var && var->value.isFunction(), "an effectful builtin is missing");
     const_cast<BuiltinObj&>(static_cast<const BuiltinObj&>(var->value.function())).setEffectful();
   }
+  builtins::documentBuiltins(evaluator);
 }
 
 } // namespace tsl

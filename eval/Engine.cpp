@@ -4,6 +4,7 @@
 #include "eval/Compile.h"
 #include "eval/Evaluator.h"
 #include "eval/Expander.h"
+#include "eval/Suggest.h"
 #include "compiler/Compiler.h"
 #include "eval/Printer.h"
 #include "eval/Staging.h"
@@ -79,7 +80,8 @@ std::vector<Error> Engine::check(std::string_view source, std::string_view fileN
 
 Value Engine::call(std::string_view name, std::vector<Value> args) {
   Var* var = impl_->user().resolve(name, false, {});
-  if (!var || !var->defined) throw Error(ErrorKind::Name, cat("unbound symbol '", name, "'"));
+  if (!var || !var->defined)
+    throw Error(ErrorKind::Name, cat("unbound symbol '", name, "'", suggestNames(impl_->user(), name)));
   return call(var->value, std::move(args));
 }
 
@@ -350,7 +352,7 @@ std::string Engine::doc(std::string_view name) const {
                  " of the core library (docs/language.md describes it)\n");
     return cat(name, "\n  ", printValue(var->value, true), "\n");
   }
-  throw Error(ErrorKind::Name, cat("unbound symbol '", name, "'"));
+  throw Error(ErrorKind::Name, cat("unbound symbol '", name, "'", suggestNames(impl_->user(), name)));
 }
 
 std::vector<std::string> Engine::completions(std::string_view prefix) const {
@@ -358,6 +360,8 @@ std::vector<std::string> Engine::completions(std::string_view prefix) const {
   auto add = [&](const Namespace& ns, const std::string& qualifier) {
     for (const auto& [name, var] : ns.vars()) {
       const std::string full = qualifier + name;
+      // Internal helpers (%try, %concat: what macros expand to) only when asked for.
+      if (name.starts_with('%') && !prefix.starts_with('%')) continue;
       if (var->defined && full.compare(0, prefix.size(), prefix) == 0) out.push_back(full);
     }
   };

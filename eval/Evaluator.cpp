@@ -8,6 +8,7 @@
 #include "eval/Expander.h"
 #include "eval/Printer.h"
 #include "eval/Staging.h"
+#include "eval/Suggest.h"
 #include "parser/Reader.h"
 #include "runtime/Interrupt.h"
 #include "runtime/Io.h"
@@ -207,7 +208,7 @@ std::vector<Error> Evaluator::check(std::string_view text, std::string_view file
   currentFile_ = savedFile;
   for (const auto& [name, var] : ns.vars())
     if (!var->declared && !var->defined && var->firstUse.known())
-      errors.emplace_back(ErrorKind::Name, cat("unbound symbol '", name, "'"), var->firstUse);
+      errors.emplace_back(ErrorKind::Name, cat("unbound symbol '", name, "'", suggestNames(ns, name)), var->firstUse);
   std::stable_sort(errors.begin(), errors.end(), [](const Error& a, const Error& b) {
     return std::pair(a.span().line, a.span().col) < std::pair(b.span().line, b.span().col);
   });

@@ -1,5 +1,6 @@
 // eval/Namespace.cpp — name resolution across namespaces and imports.
 #include "eval/Namespace.h"
+#include "eval/Suggest.h"
 
 namespace tsl {
 
@@ -27,11 +28,11 @@ Var* Namespace::resolve(std::string_view symbol, bool create, const Span& span) 
     if (it == aliases_.end()) {
       if (Var* var = find(symbol)) return var; // a plain name that contains '/'
       throw Error(ErrorKind::Name,
-                  cat("no module is imported as '", alias, "' (for ", symbol, ")"), span);
+                  cat("no module is imported as '", alias, "' (for ", symbol, ")", suggestImport(alias)), span);
     }
     Var* var = it->second->find(name);
     if (!var || !(var->defined || var->declared))
-      throw Error(ErrorKind::Name, cat("module ", it->second->name(), " defines no '", name, "'"),
+      throw Error(ErrorKind::Name, cat("module ", it->second->name(), " defines no '", name, "'", suggestMember(*it->second, alias, name)),
                   span);
     return var;
   }

@@ -4,6 +4,7 @@
 #include "eval/Evaluator.h"
 #include "eval/Printer.h"
 #include "eval/Staging.h"
+#include "eval/Suggest.h"
 #include "runtime/Views.h"
 #include "tsl/StackGuard.h"
 
@@ -109,9 +110,10 @@ void Pattern::bind(const Value& value, Value* slots) const {
 Value GlobalNode::eval(Evaluator&, Frame&) const {
   if (!var_->defined) {
     if (var_->ns && var_->ns->name() != "user" && var_->ns->name() != "core")
-      throw Error(ErrorKind::Name, cat("unbound symbol '", var_->name, "' (in ", var_->ns->name(), ")"),
+      throw Error(ErrorKind::Name,
+                  cat("unbound symbol '", var_->name, "' (in ", var_->ns->name(), ")", suggestNames(*var_->ns, var_->name)),
                   span());
-    throw Error(ErrorKind::Name, cat("unbound symbol '", var_->name, "'"), span());
+    throw Error(ErrorKind::Name, cat("unbound symbol '", var_->name, "'", suggestNames(*var_->ns, var_->name)), span());
   }
   return var_->value;
 }

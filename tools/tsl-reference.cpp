@@ -1,18 +1,27 @@
 // tools/tsl-reference.cpp — writes the reference of TSL's primitives (docs/primitives.md)
 // from the operation table: each operation's call form, operands, dtypes, IR mnemonic,
 // class and description. The build runs it; a test compares its output with the file in
-// the repository, so the reference cannot drift from the code. `tsl-reference --json`
+// the repository, so the reference cannot drift from the code. `tsl-reference --stdlib DIR`
+// writes the reference of the standard library (docs/stdlib.md) from the docstrings of
+// DIR's modules, as :doc prints them. `tsl-reference --json`
 // writes the same table as data (each name's call form, its arguments with their kinds,
 // uses and defaults, traits, classes, sentence and example): what tools/progen generates
 // programs from, so a new operation is generated without touching the generator.
 #include "runtime/CallForms.h"
 #include "runtime/Ops.h"
+#include "tsl/tsl.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace {
 
@@ -185,6 +194,78 @@ void writeJson() {
   std::cout << "\n]}\n";
 }
 
+/// The names a module defines at top level, in its order.
+std::vector<std::string> definedNames(const std::string& text) {
+  std::vector<std::string> names;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    for (const std::string head : {"(defn ", "(defmacro ", "(def "})
+      if (line.starts_with(head)) {
+        const std::string rest = line.substr(head.size());
+        names.push_back(rest.substr(0, rest.find_first_of(" \t()[]\"")));
+        break;
+      }
+  return names;
+}
+
+/// What the module's first comment line says after its name: "layers, initialisers ...".
+std::string summaryOf(const std::string& text) {
+  const std::string first = text.substr(0, text.find('\n'));
+  const size_t dash = first.find("— ");
+  return dash == std::string::npos ? "" : first.substr(dash + std::string("— ").size());
+}
+
+/// docs/stdlib.md: per module, each definition's docstring (call form and sentence) and
+/// its example, from `:doc` of an engine that imported every module.
+int writeStdlibReference(const std::filesystem::path& dir) {
+  std::vector<std::string> modules;
+  for (const auto& entry : std::filesystem::directory_iterator(dir))
+    if (entry.path().extension() == ".tsl") modules.push_back(entry.path().stem().string());
+  std::sort(modules.begin(), modules.end(), [](const std::string& a, const std::string& b) {
+    return std::pair(a != "core", a) < std::pair(b != "core", b); // core first
+  });
+  tsl::Engine engine;
+  std::cout << "# TSL standard library\n\n"
+               "Generated from the docstrings of `stdlib/*.tsl` by `tools/tsl-reference --stdlib stdlib`;\n"
+               "`ctest -R docs.stdlib` fails when this file and the docstrings disagree (regenerate with\n"
+               "`build/release/tools/tsl-reference --stdlib stdlib > docs/stdlib.md`). `stdlib/core` is\n"
+               "loaded before any program runs, so its names need no import; every other module is\n"
+               "imported by its path, `(import \"stdlib/nn\")`, and its names are then written with the\n"
+               "last segment of the path, `nn/linear`. `:doc name` in the REPL prints one entry; the\n"
+               "builtins written in C++ are in `docs/language.md`, the primitives in `docs/primitives.md`.\n"
+               "A test runs every example and checks the value it names after `;`.\n";
+  for (const std::string& module : modules) {
+    std::ifstream in(dir / (module + ".tsl"));
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string path = "stdlib/" + module;
+    const std::string alias = module == "core" ? "" : module + "/";
+    if (!alias.empty()) engine.eval("(import \"" + path + "\")");
+    std::cout << "\n## " << path << "\n\n";
+    if (const std::string summary = summaryOf(text.str()); !summary.empty())
+      std::cout << (char)std::toupper(summary[0]) << summary.substr(1) << (alias.empty() ? " Preloaded." : "") << "\n\n";
+    std::cout << "| name | call and meaning | example |\n| --- | --- | --- |\n";
+    for (const std::string& name : definedNames(text.str())) {
+      // "name\n  docstring lines...\n": the lines, unindented; the one starting "e.g. " apart.
+      std::istringstream doc(engine.doc(alias + name));
+      std::string line, meaning, example;
+      std::getline(doc, line);
+      while (std::getline(doc, line)) {
+        line = line.substr(std::min(line.find_first_not_of(' '), line.size()));
+        if (line.starts_with("e.g. ")) example = line.substr(5);
+        else if (!line.empty()) meaning += (meaning.empty() ? "" : " ") + line;
+      }
+      if (const size_t eg = meaning.find(" e.g. "); example.empty() && eg != std::string::npos) {
+        example = meaning.substr(eg + 6);
+        meaning.resize(eg);
+      }
+      std::cout << "| `" << escape(alias + name) << "` | " << escape(meaning) << " | "
+                << (example.empty() ? "" : "`" + escape(example) + "`") << " |\n";
+    }
+  }
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -193,8 +274,9 @@ int main(int argc, char** argv) {
     writeJson();
     return 0;
   }
+  if (argc == 3 && std::strcmp(argv[1], "--stdlib") == 0) return writeStdlibReference(argv[2]);
   if (argc != 1) {
-    std::cerr << "usage: tsl-reference [--json]\n";
+    std::cerr << "usage: tsl-reference [--json | --stdlib DIR]\n";
     return 2;
   }
   std::cout << "# TSL primitives\n\n"

@@ -399,6 +399,18 @@ def main_session(home, work):
         repl.send(":doc matmul\r")
         check(":doc prints a primitive's call form from the operation table",
               repl.expect(r"^\(matmul a b\)$") is not None and repl.expect_prompt() is not None, repl.recent())
+        repl.send(":doc nn/linear\r")
+        check(":doc of a name of a stdlib module not imported suggests the import",
+              repl.expect(r"no module is imported as 'nn' .*\(add \(import \"stdlib/nn\"\)\)") is not None
+              and repl.expect_prompt() is not None, repl.recent())
+        repl.send(":doc reduce\r")
+        check(":doc prints a builtin's call form and example",
+              repl.expect(r"^  \(reduce f coll\)") is not None and repl.expect(r"^  e\.g\. \(reduce") is not None
+              and repl.expect_prompt() is not None, repl.recent())
+        repl.send("(redcue + [1 2])\r")
+        check("a mistyped name suggests the nearest one",
+              repl.expect(r"unbound symbol 'redcue' \(did you mean reduce\?\)") is not None
+              and repl.expect_prompt() is not None, repl.recent())
         repl.send(":time (+ 1 2)\r")
         check(":time prints the value, then the time it took",
               repl.expect(r"^3$") is not None and repl.expect(r"^; [0-9.]+ ms$") is not None
