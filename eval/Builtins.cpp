@@ -105,6 +105,7 @@ void registerBuiltins(Evaluator& evaluator) {
   builtins::registerTextBuiltins(evaluator);
   builtins::registerOrderBuiltins(evaluator);
   builtins::registerBatchingBuiltins(evaluator);
+  builtins::registerLinalgBuiltins(evaluator);
   for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "layout-svg", "slurp", "slurp-lines", "spit", "load-csv", "load-npy",
                            "eval", "read-string", "gensym"}) {
     const Var* var = evaluator.core().find(name);

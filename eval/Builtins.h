@@ -64,6 +64,7 @@ void registerErrorBuiltins(Evaluator& evaluator);
 void registerTextBuiltins(Evaluator& evaluator);
 void registerOrderBuiltins(Evaluator& evaluator);
 void registerBatchingBuiltins(Evaluator& evaluator);
+void registerLinalgBuiltins(Evaluator& evaluator);
 
 /// A jit function's state, or nullptr if `fn` is not one.
 JitState* jitState(const Value& fn);
