@@ -88,11 +88,12 @@ const W* at(const Tensor& t) { return reinterpret_cast<const W*>(t.data()); }
 template <typename W>
 W* at(Tensor& t) { return reinterpret_cast<W*>(t.mutableData()); }
 
-/// LU with partial pivoting of each matrix, handed to use(index, lu).
+/// LU with partial pivoting of each matrix, handed to use(index, lu); none for 0×0
+/// matrices (Eigen's LU reads an element of its matrix), whose callers fill their results.
 template <typename W, typename Use>
 void eachLu(const Tensor& a, Use&& use) {
   const int64_t n = a.shape()[a.rank() - 1], count = batchOf(a.shape()).numel();
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = 0; i < count && n > 0; ++i) {
     Eigen::PartialPivLU<RowMat<W>> lu(In<W>(at<W>(a) + i * n * n, n, n));
     use(i, lu);
   }
@@ -120,8 +121,8 @@ Tensor solve(const Tensor& a, const Tensor& b) {
     const Tensor bm = prepared(broadcastTo(vector ? reshape(b, Shape{n, 1}) : b, withDims(batch, {n, k})), wd);
     Tensor x = Tensor::empty(wd, withDims(batch, {n, k}));
     eachLu<W>(am, [&](int64_t i, const Eigen::PartialPivLU<RowMat<W>>& lu) {
-      if (n > 0 && singular(lu)) fail(ErrorKind::Value, "solve: the matrix is singular");
-      if (n > 0 && k > 0) Out<W>(at<W>(x) + i * n * k, n, k) = lu.solve(In<W>(at<W>(bm) + i * n * k, n, k));
+      if (singular(lu)) fail(ErrorKind::Value, "solve: the matrix is singular");
+      if (k > 0) Out<W>(at<W>(x) + i * n * k, n, k) = lu.solve(In<W>(at<W>(bm) + i * n * k, n, k));
     });
     return vector ? reshape(x, t.shape) : x;
   });
@@ -135,7 +136,6 @@ Tensor inv(const Tensor& a) {
     const Tensor am = prepared(a, computeDType(resultDType(a.dtype())));
     Tensor x = Tensor::empty(am.dtype(), am.shape());
     eachLu<W>(am, [&](int64_t i, const Eigen::PartialPivLU<RowMat<W>>& lu) {
-      if (n == 0) return;
       if (singular(lu)) fail(ErrorKind::Value, "inv: the matrix is singular");
       Out<W>(at<W>(x) + i * n * n, n, n) = lu.inverse();
     });
@@ -145,14 +145,12 @@ Tensor inv(const Tensor& a) {
 
 Tensor det(const Tensor& a) {
   requireSquare("det", TensorType::of(a));
-  const int64_t n = a.shape()[a.rank() - 1];
   return computeAs(resultDType(a.dtype()), [&](auto w) {
     using W = decltype(w);
     const Tensor am = prepared(a, computeDType(resultDType(a.dtype())));
     Tensor d = Tensor::empty(am.dtype(), batchOf(am.shape()));
-    eachLu<W>(am, [&](int64_t i, const Eigen::PartialPivLU<RowMat<W>>& lu) {
-      at<W>(d)[i] = n == 0 ? W(1) : lu.determinant();
-    });
+    std::fill_n(at<W>(d), d.numel(), W(1)); // the determinant of a 0×0 matrix
+    eachLu<W>(am, [&](int64_t i, const Eigen::PartialPivLU<RowMat<W>>& lu) { at<W>(d)[i] = lu.determinant(); });
     return d;
   });
 }
@@ -165,15 +163,13 @@ Tensor slogdet(const Tensor& a, int64_t part) {
     using W = decltype(w);
     const Tensor am = prepared(a, computeDType(resultDType(a.dtype())));
     Tensor d = Tensor::empty(am.dtype(), batchOf(am.shape()));
+    std::fill_n(at<W>(d), d.numel(), part == 0 ? W(1) : W(0)); // a 0×0 matrix's
     eachLu<W>(am, [&](int64_t i, const Eigen::PartialPivLU<RowMat<W>>& lu) {
-      W sign = 1, logAbs = 0;
-      if (n > 0) {
-        sign = static_cast<W>(lu.permutationP().determinant());
-        for (int64_t j = 0; j < n; ++j) {
-          const W u = lu.matrixLU()(j, j);
-          sign *= u > 0 ? W(1) : u < 0 ? W(-1) : W(0);
-          logAbs += std::log(std::abs(u));
-        }
+      W sign = static_cast<W>(lu.permutationP().determinant()), logAbs = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        const W u = lu.matrixLU()(j, j);
+        sign *= u > 0 ? W(1) : u < 0 ? W(-1) : W(0);
+        logAbs += std::log(std::abs(u));
       }
       at<W>(d)[i] = part == 0 ? sign : logAbs;
     });
