@@ -36,7 +36,7 @@ struct Decomposition {
 const Decomposition kDecompositions[] = {
     {"slogdet", OpKind::Slogdet, 2,
      "(slogdet a): [sign logabsdet] of the determinants of square a [..., n, n]; a singular matrix gives sign 0 "
-     "and logabsdet -inf.\n  e.g. (slogdet [[1.0 2.0] [3.0 4.0]])  ; [-1.0 0.6931472]"},
+     "and logabsdet -inf.\n  e.g. (slogdet [[2.0 1.0] [1.0 3.0]])  ; [1.0 1.609438]"},
     {"qr", OpKind::Qr, 2,
      "(qr a): [q r], the reduced QR decomposition of a [..., m, n]: q [..., m, k] with orthonormal columns, r [..., k, n] "
      "upper triangular, k = min(m, n).\n  e.g. (qr [[3.0] [4.0]])  ; [f32[2,1] [[-0.6] [-0.8]] f32[1,1] [[-5]]]"},

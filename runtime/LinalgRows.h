@@ -19,7 +19,7 @@
     "(inv [[2.0 0.0] [0.0 4.0]]) ; f32[2,2] [[0.5 0] [0 0.25]]")                                                       \
   X(Det, "det", "det", 1, 1, NoAttrs, Opaque, LayoutDemanding, kFloatOnly, detType, detKernel, kUnaryCall,     \
     "The determinant of square matrices [..., n, n] (by LU with partial pivoting).",                                   \
-    "(det [[1.0 2.0] [3.0 4.0]]) ; -2.0")                                                                              \
+    "(det [[2.0 1.0] [1.0 3.0]]) ; 5.0")                                                                              \
   X(Slogdet, "slogdet-part", "slogdet", 1, 1, PartAttrs, Opaque, LayoutDemanding, kFloatOnly, slogdetType, slogdetKernel, kInternal, \
     "Part 0: the sign of the determinant (0 for singular); part 1: log |det| (-inf for singular); (slogdet a) gives both.", \
     "")                                                                                                                \
