@@ -10,6 +10,7 @@ RuleTable build() {
   addElementwiseRules(table);
   addStructureRules(table);
   addNeuralRules(table);
+  addLinalgRules(table);
   // Every operation must say how it differentiates: a missing entry is a table bug.
   for (const OpInfo& info : allOps()) {
     const DiffRule& rule = table[static_cast<size_t>(info.kind)];

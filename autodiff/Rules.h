@@ -48,6 +48,7 @@ using RuleTable = std::vector<DiffRule>;
 void addElementwiseRules(RuleTable& table);
 void addStructureRules(RuleTable& table);
 void addNeuralRules(RuleTable& table);
+void addLinalgRules(RuleTable& table);
 
 /// Shorthands the rule files share.
 namespace shorthand {

@@ -108,7 +108,8 @@ void registerBuiltins(Evaluator& evaluator) {
   builtins::registerBatchingBuiltins(evaluator);
   builtins::registerNeuralBuiltins(evaluator);
   builtins::registerCheckpointBuiltins(evaluator);
-  for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "layout-svg", "slurp", "slurp-lines", "spit", "load-csv", "load-npy", "save-tree", "load-tree", "load-npz",
+  builtins::registerLinalgBuiltins(evaluator);
+
                            "eval", "read-string", "gensym"}) {
     const Var* var = evaluator.core().find(name);
     TSL_ASSERT(var && var->value.isFunction(), "an effectful builtin is missing");

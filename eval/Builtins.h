@@ -66,6 +66,7 @@ void registerOrderBuiltins(Evaluator& evaluator);
 void registerBatchingBuiltins(Evaluator& evaluator);
 void registerNeuralBuiltins(Evaluator& evaluator);
 void registerCheckpointBuiltins(Evaluator& evaluator);
+void registerLinalgBuiltins(Evaluator& evaluator);
 
 /// A jit function's state, or nullptr if `fn` is not one.
 JitState* jitState(const Value& fn);

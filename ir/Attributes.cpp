@@ -33,6 +33,7 @@ template <typename V> void fields(V& v, const PadAttrs*) {
   v("value", &PadAttrs::value);
 }
 template <typename V> void fields(V& v, const CountAttrs*) { v("count", &CountAttrs::count); }
+template <typename V> void fields(V& v, const PartAttrs*) { v("part", &PartAttrs::part); }
 template <typename V> void fields(V& v, const CastAttrs*) { v("dtype", &CastAttrs::dtype); }
 template <typename V> void fields(V& v, const FullAttrs*) {
   v("shape", &FullAttrs::shape);

@@ -7,6 +7,7 @@
 #include "runtime/CallForms.h"
 
 #include "runtime/Layout.h"
+#include "runtime/Decompositions.h"
 #include "runtime/Gradients.h"
 #include "runtime/LinearAlgebra.h"
 #include "runtime/Random.h"
@@ -564,6 +565,7 @@ std::vector<OpInfo> buildTable() {
   table.push_back({OpKind::name, text, mnemonic, minIn, maxIn, attrIndex<Attrs>(), FusionClass::fusion,  \
                    LayoutClass::layout, flags, type, kernel, &call, doc, example});
   TSL_OTHER_OPS(TSL_ADD_OTHER)
+  TSL_LINALG_OPS(TSL_ADD_OTHER)
 #undef TSL_ADD_OTHER
   for (size_t i = 0; i < table.size(); ++i) TSL_ASSERT(static_cast<size_t>(table[i].kind) == i);
   return table;
@@ -656,7 +658,7 @@ std::optional<UnaryOp> unaryOpOf(OpKind kind) {
 const char* opIdentifier(OpKind kind) {
   static const char* const names[] = {
 #define TSL_IDENT(name, ...) #name,
-      TSL_BINARY_OPS(TSL_IDENT) TSL_UNARY_OPS(TSL_IDENT) TSL_OTHER_OPS(TSL_IDENT)
+      TSL_BINARY_OPS(TSL_IDENT) TSL_UNARY_OPS(TSL_IDENT) TSL_OTHER_OPS(TSL_IDENT) TSL_LINALG_OPS(TSL_IDENT)
 #undef TSL_IDENT
   };
   return names[static_cast<int>(kind)];

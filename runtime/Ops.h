@@ -12,6 +12,7 @@
 #include "runtime/Creation.h"
 #include "runtime/Elementwise.h"
 #include "runtime/Layout.h"
+#include "runtime/LinalgRows.h"
 #include "runtime/NeuralNet.h"
 #include "runtime/OpTraits.h"
 #include "runtime/Reduce.h"
@@ -232,7 +233,7 @@ struct CallForm; // runtime/CallForms.h
 
 enum class OpKind : uint16_t {
 #define TSL_KIND(name, ...) name,
-  TSL_BINARY_OPS(TSL_KIND) TSL_UNARY_OPS(TSL_KIND) TSL_OTHER_OPS(TSL_KIND)
+  TSL_BINARY_OPS(TSL_KIND) TSL_UNARY_OPS(TSL_KIND) TSL_OTHER_OPS(TSL_KIND) TSL_LINALG_OPS(TSL_KIND)
 #undef TSL_KIND
 };
 
@@ -356,6 +357,10 @@ struct EinsumAttrs {
   std::string spec;
   bool operator==(const EinsumAttrs&) const = default;
 };
+struct PartAttrs { ///< slogdet, qr, svd, eigh: which result of the decomposition (runtime/LinalgRows.h)
+  int64_t part = 0;
+  bool operator==(const PartAttrs&) const = default;
+};
 struct LayoutAttrs { ///< transdata: to-layout, whether the user wrote it or the compiler placed it
   Layout layout = Layout::RowMajor;
   bool operator==(const LayoutAttrs&) const = default;
@@ -365,7 +370,7 @@ using OpAttrs = std::variant<NoAttrs, AxisAttrs, ShapeAttrs, PermAttrs, AxesAttr
                              PadAttrs, CountAttrs, CastAttrs, FullAttrs, ArangeAttrs, LinspaceAttrs, EyeAttrs,
                              RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, MomentAttrs, DiagonalAttrs, Conv2dAttrs,
                              Pool2dAttrs, SliceGradAttrs, TakeGradAttrs, Conv2dGradAttrs, Pool2dGradAttrs,
-                             LayoutAttrs, RandIntAttrs>;
+                             LayoutAttrs, RandIntAttrs, PartAttrs>;
 
 /// The type of a tensor value: dtype (weak for untyped literals), shape.
 struct TensorType {

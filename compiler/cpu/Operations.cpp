@@ -386,6 +386,17 @@ const Fallback kFallbacks[] = {
     {OpKind::Shuffle, "random numbers come from the runtime's generator"},
     {OpKind::Bernoulli, "random numbers come from the runtime's generator"},
     {OpKind::Transdata, "layout conversions run the runtime's conversion"},
+    // Linear algebra (runtime/LinalgRows.h) runs Eigen's factorisations in the eager kernels.
+    {OpKind::Solve, "linear algebra runs Eigen's LU in the eager kernel"},
+    {OpKind::Inv, "linear algebra runs Eigen's LU in the eager kernel"},
+    {OpKind::Det, "linear algebra runs Eigen's LU in the eager kernel"},
+    {OpKind::Slogdet, "linear algebra runs Eigen's LU in the eager kernel"},
+    {OpKind::Cholesky, "linear algebra runs Eigen's Cholesky factorisation in the eager kernel"},
+    {OpKind::Qr, "linear algebra runs Eigen's Householder QR in the eager kernel"},
+    {OpKind::Svd, "linear algebra runs Eigen's SVD in the eager kernel"},
+    {OpKind::Eigh, "linear algebra runs Eigen's symmetric eigensolver in the eager kernel"},
+    {OpKind::Trace, "trace runs the eager kernel (a diagonal and a sum)"},
+    {OpKind::Diag, "diag runs the eager kernel (a strided copy)"},
 };
 
 const Row* emitterOf(OpKind kind) {

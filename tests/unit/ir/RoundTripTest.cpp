@@ -76,6 +76,16 @@ std::optional<Sample> sampleFor(OpKind kind) {
   case OpKind::AvgPool2d: return Sample{{image}, Pool2dAttrs{{3, 3}, {1, 2}, {0, 0}}};
   case OpKind::Softmax: return Sample{{m23}, AxisAttrs{0}};
   case OpKind::CumSum: return Sample{{m23}, AxisAttrs{1}};
+  case OpKind::Solve: return Sample{{ty(DType::F32, {2, 3, 3}), ty(DType::F32, {3, 2})}};
+  case OpKind::Inv: return Sample{{ty(DType::F32, {3, 3})}};
+  case OpKind::Det: return Sample{{ty(DType::F64, {4, 3, 3})}};
+  case OpKind::Slogdet: return Sample{{ty(DType::F32, {3, 3})}, PartAttrs{1}};
+  case OpKind::Cholesky: return Sample{{ty(DType::F32, {3, 3})}};
+  case OpKind::Qr: return Sample{{m23}, PartAttrs{1}};
+  case OpKind::Svd: return Sample{{m23}, PartAttrs{2}};
+  case OpKind::Eigh: return Sample{{ty(DType::F32, {3, 3})}, PartAttrs{1}};
+  case OpKind::Trace: return Sample{{m23}};
+  case OpKind::Diag: return Sample{{m23}};
   case OpKind::LogSoftmax: return Sample{{m23}, AxisAttrs{0}};
   case OpKind::LayerNorm: return Sample{{m23}, NormAttrs{0, 1e-3}};
   case OpKind::CrossEntropy: return Sample{{ty(DType::F32, {4, 10}), ty(DType::I64, {4})}};
