@@ -202,7 +202,8 @@ const std::vector<BuiltinDoc>& builtinDocs() {
 }
 
 bool exampleHasEffects(std::string_view name) {
-  if (name == "spit" || name == "slurp-lines") return true;
+  if (name == "spit" || name == "slurp-lines" || name == "save-tree" || name == "load-tree" || name == "load-npz")
+    return true; // files
   for (const BuiltinDoc& d : builtinDocs())
     if (d.effects && name == d.name) return true;
   return false;
@@ -213,8 +214,9 @@ std::string docText(const BuiltinDoc& entry) { return cat(entry.text, "\n  e.g. 
 void documentBuiltins(Evaluator& evaluator) {
   for (const BuiltinDoc& d : builtinDocs()) {
     const Var* var = evaluator.core().find(d.name);
-    // A family's own document() call wins; a name another family has not (yet) defined is skipped.
-    if (var && var->defined && var->doc.empty()) document(evaluator, d.name, docText(d));
+    // A family's own document() call wins when it gives an example; a name another family
+    // has not (yet) defined is skipped.
+    if (var && var->defined && var->doc.find("e.g.") == std::string::npos) document(evaluator, d.name, docText(d));
   }
 }
 

@@ -45,7 +45,7 @@ const Decomposition kDecompositions[] = {
      "  e.g. (get (svd [[3.0 0.0] [0.0 4.0]]) 1)  ; f32[2] [4 3]"},
     {"eigh", OpKind::Eigh, 2,
      "(eigh a): [w v], the eigenvalues (ascending) and eigenvectors (columns) of symmetric a [..., n, n], read from "
-     "its lower triangle.\n  e.g. (get (eigh [[2.0 1.0] [1.0 2.0]]) 0)  ; f32[2] [1 3]"},
+     "its lower triangle.\n  e.g. (get (eigh [[2.0 0.0] [0.0 3.0]]) 0)  ; f32[2] [2 3]"},
 };
 
 } // namespace

@@ -78,13 +78,13 @@ namespace tsl {
   X(Trunc, "trunc", "trunc", kZeroAtZero | kBitExact, kUnaryCall,                                                       \
     "x rounded toward zero, elementwise; integers are unchanged.", "(trunc [-1.5 2.5]) ; f32[2] [-1 2]")                  \
   X(IsNan, "isnan", "isnan", kBoolResult | kZeroAtZero | kBitExact, kUnaryCall,                                          \
-    "Whether x is NaN, elementwise: a :bool tensor (false for integers).", "(isnan [1.0 (/ 0.0 0.0)]) ; bool[2] [false true]") \
+    "Whether x is NaN, elementwise: a :bool tensor (false for integers).", "(isnan (stack [1.0 (/ 0.0 0.0)])) ; bool[2] [false true]") \
   X(IsInf, "isinf", "isinf", kBoolResult | kZeroAtZero | kBitExact, kUnaryCall,                                          \
     "Whether x is +inf or -inf, elementwise: a :bool tensor (false for integers).",                                       \
-    "(isinf [1.0 (/ -1.0 0.0)]) ; bool[2] [false true]")                                                                     \
+    "(isinf (stack [1.0 (/ -1.0 0.0)])) ; bool[2] [false true]")                                                               \
   X(IsFinite, "isfinite", "isfinite", kBoolResult | kFiniteAtZero | kBitExact, kUnaryCall,                              \
     "Whether x is neither infinite nor NaN, elementwise: a :bool tensor (true for integers).",                           \
-    "(isfinite [1.0 (/ 1.0 0.0)]) ; bool[2] [true false]")                                                                   \
+    "(isfinite (stack [1.0 (/ 1.0 0.0)])) ; bool[2] [true false]")                                                             \
   X(Sin, "sin", "sin", kFloatOnly | kZeroAtZero, kUnaryCall, "Sine, elementwise (floats).", "(sin [0.0]) ; f32[1] [0]")     \
   X(Cos, "cos", "cos", kFloatOnly | kFiniteAtZero, kUnaryCall, "Cosine, elementwise (floats).", "(cos [0.0]) ; f32[1] [1]")  \
   X(Tanh, "tanh", "tanh", kFloatOnly | kZeroAtZero, kUnaryCall, "Hyperbolic tangent, elementwise (floats).",               \

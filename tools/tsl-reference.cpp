@@ -94,7 +94,9 @@ const char* formName(const tsl::CallForm* form) {
       {&kOnesCall, "ones"},         {&kZerosLikeCall, "zeros-like"},  {&kOnesLikeCall, "ones-like"},
       {&kArangeCall, "arange"},     {&kLinspaceCall, "linspace"},     {&kEyeCall, "eye"},
       {&kRngKeyCall, "rng-key"},    {&kRngSplitCall, "rng-split"},    {&kRandomCall, "random"},
-      {&kDropoutCall, "dropout"},   {&kInternal, "internal"}};
+      {&kDropoutCall, "dropout"},   {&kMomentCall, "moment"},         {&kDiagonalCall, "diagonal"},
+      {&kRandIntCall, "randint"},   {&kCategoricalCall, "categorical"}, {&kPermutationCall, "permutation"},
+      {&kShuffleCall, "shuffle"},   {&kBernoulliCall, "bernoulli"},   {&kInternal, "internal"}};
   for (const auto& [f, name] : forms)
     if (f == form) return name;
   return nullptr; // a form not named here: the generator reads its arguments

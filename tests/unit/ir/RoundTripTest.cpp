@@ -54,7 +54,7 @@ std::optional<Sample> sampleFor(OpKind kind) {
   case OpKind::Tril: return Sample{{m23}, DiagonalAttrs{-1}};
   case OpKind::Triu: return Sample{{m23}, DiagonalAttrs{2}};
   case OpKind::Var: return Sample{{m23}, MomentAttrs{{1}, true, false, 1}};
-  case OpKind::Std: return Sample{{m23}, MomentAttrs{{}, false, false, 0}};
+  case OpKind::Std: return Sample{{m23}, MomentAttrs{{0}, false, false, 0}};
   case OpKind::Reshape: return Sample{{m23}, ShapeAttrs{{3, -1}}};
   case OpKind::Transpose: return Sample{{ty(DType::F32, {2, 3, 4})}, PermAttrs{{1, 0, 2}}};
   case OpKind::BroadcastTo: return Sample{{m23}, ShapeAttrs{{4, 2, 3}}};
