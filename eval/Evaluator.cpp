@@ -119,54 +119,52 @@ Value Evaluator::evalForm(const SyntaxPtr& form, Namespace& ns) {
   }
 }
 
-Value Evaluator::evalSource(std::string_view text, std::string_view file, Namespace& ns) {
-  sources_.add(file, std::string(text));
-  std::vector<SyntaxPtr> forms;
+namespace {
+
+/// The forms of a source file (a file too large to read is out of memory, at no form).
+std::vector<SyntaxPtr> readSource(std::string_view text, std::string_view file) {
   try {
-    forms = readAll(text, file);
+    return readAll(text, file);
   } catch (const std::bad_alloc&) {
     throw Error(ErrorKind::Runtime, cat("out of memory reading ", file));
   }
-  const std::string savedFile = currentFile_;
-  currentFile_ = std::string(file);
+}
+
+} // namespace
+
+Value Evaluator::evalSource(std::string_view text, std::string_view file, Namespace& ns) {
   Value last;
-  try {
-    for (const SyntaxPtr& form : forms) last = evalForm(form, ns);
-  } catch (...) {
-    currentFile_ = savedFile;
-    throw;
-  }
-  currentFile_ = savedFile;
+  evalEachForm(text, file, [&](const SyntaxPtr& form) { last = evalForm(form, ns); });
   return last;
 }
 
 size_t Evaluator::evalSourceKeepGoing(std::string_view text, std::string_view file, Namespace& ns,
                                       const std::function<void(const Error&)>& onError) {
+  size_t failed = 0;
+  evalEachForm(text, file, [&](const SyntaxPtr& form) {
+    try {
+      evalForm(form, ns);
+    } catch (const Error& e) {
+      ++failed;
+      onError(e);
+    }
+  });
+  return failed;
+}
+
+void Evaluator::evalEachForm(std::string_view text, std::string_view file,
+                             const std::function<void(const SyntaxPtr&)>& each) {
   sources_.add(file, std::string(text));
-  std::vector<SyntaxPtr> forms;
-  try {
-    forms = readAll(text, file);
-  } catch (const std::bad_alloc&) {
-    throw Error(ErrorKind::Runtime, cat("out of memory reading ", file));
-  }
+  const std::vector<SyntaxPtr> forms = readSource(text, file);
   const std::string savedFile = currentFile_;
   currentFile_ = std::string(file);
-  size_t failed = 0;
   try {
-    for (const SyntaxPtr& form : forms) {
-      try {
-        evalForm(form, ns);
-      } catch (const Error& e) {
-        ++failed;
-        onError(e);
-      }
-    }
+    for (const SyntaxPtr& form : forms) each(form);
   } catch (...) {
     currentFile_ = savedFile;
     throw;
   }
   currentFile_ = savedFile;
-  return failed;
 }
 
 Value Evaluator::evalForms(const std::vector<SyntaxPtr>& forms, Namespace& ns) {

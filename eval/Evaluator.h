@@ -58,6 +58,8 @@ public:
   /// how many forms failed.
   size_t evalSourceKeepGoing(std::string_view text, std::string_view file, Namespace& ns,
                              const std::function<void(const Error&)>& onError);
+  /// Reads a file's text and gives `each` its forms in order, with the file current.
+  void evalEachForm(std::string_view text, std::string_view file, const std::function<void(const SyntaxPtr&)>& each);
   /// Runs forms already read (the REPL reads its own input) in `ns`; returns the last value.
   Value evalForms(const std::vector<SyntaxPtr>& forms, Namespace& ns);
   /// Expands, analyses and runs one form.
