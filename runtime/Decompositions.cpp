@@ -194,60 +194,56 @@ Tensor cholesky(const Tensor& a) {
   });
 }
 
-Tensor qr(const Tensor& a, int64_t part) {
-  const TensorType t = qrType(PartAttrs{part}, std::array{TensorType::of(a)});
-  const int64_t m = a.shape()[a.rank() - 2], n = a.shape()[a.rank() - 1], k = std::min(m, n);
+/// A decomposition's result of type `t`, matrix by matrix: `each(w, x, out, i)` gets the
+/// working dtype's tag, matrix i of a (m × n, column-major) and the result tensor.
+template <class Each>
+Tensor eachMatrix(const Tensor& a, const TensorType& t, Each each) {
+  const int64_t m = a.shape()[a.rank() - 2], n = a.shape()[a.rank() - 1];
   const int64_t count = batchOf(a.shape()).numel();
   return computeAs(t.dtype, [&](auto w) {
     using W = decltype(w);
     const Tensor am = prepared(a, computeDType(t.dtype));
     Tensor out = Tensor::zeros(am.dtype(), t.shape);
-    for (int64_t i = 0; i < count && k > 0; ++i) {
-      Eigen::HouseholderQR<ColMat<W>> qr(ColMat<W>(In<W>(at<W>(am) + i * m * n, m, n)));
-      if (part == 0)
-        Out<W>(at<W>(out) + i * m * k, m, k) = qr.householderQ() * ColMat<W>::Identity(m, k);
-      else
-        Out<W>(at<W>(out) + i * k * n, k, n) = qr.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
-    }
+    for (int64_t i = 0; i < count && m > 0 && n > 0; ++i) each(w, ColMat<W>(In<W>(at<W>(am) + i * m * n, m, n)), out, i);
     return out;
+  });
+}
+
+Tensor qr(const Tensor& a, int64_t part) {
+  const TensorType t = qrType(PartAttrs{part}, std::array{TensorType::of(a)});
+  const int64_t m = a.shape()[a.rank() - 2], n = a.shape()[a.rank() - 1], k = std::min(m, n);
+  return eachMatrix(a, t, [&](auto w, const auto& x, Tensor& out, int64_t i) {
+    using W = decltype(w);
+    Eigen::HouseholderQR<ColMat<W>> qr(x);
+    if (part == 0)
+      Out<W>(at<W>(out) + i * m * k, m, k) = qr.householderQ() * ColMat<W>::Identity(m, k);
+    else
+      Out<W>(at<W>(out) + i * k * n, k, n) = qr.matrixQR().topRows(k).template triangularView<Eigen::Upper>();
   });
 }
 
 Tensor svd(const Tensor& a, int64_t part) {
   const TensorType t = svdType(PartAttrs{part}, std::array{TensorType::of(a)});
   const int64_t m = a.shape()[a.rank() - 2], n = a.shape()[a.rank() - 1], k = std::min(m, n);
-  const int64_t count = batchOf(a.shape()).numel();
-  return computeAs(t.dtype, [&](auto w) {
+  return eachMatrix(a, t, [&](auto w, const auto& x, Tensor& out, int64_t i) {
     using W = decltype(w);
-    const Tensor am = prepared(a, computeDType(t.dtype));
-    Tensor out = Tensor::zeros(am.dtype(), t.shape);
-    for (int64_t i = 0; i < count && k > 0; ++i) {
-      const ColMat<W> x = In<W>(at<W>(am) + i * m * n, m, n);
-      if (!x.allFinite()) fail(ErrorKind::Value, "svd: the matrix has a NaN or infinite element");
-      Eigen::BDCSVD<ColMat<W>> s(x, part == 1 ? 0 : Eigen::ComputeThinU | Eigen::ComputeThinV);
-      if (part == 0) Out<W>(at<W>(out) + i * m * k, m, k) = s.matrixU();
-      else if (part == 1) Eigen::Map<Eigen::Matrix<W, Eigen::Dynamic, 1>>(at<W>(out) + i * k, k) = s.singularValues();
-      else Out<W>(at<W>(out) + i * k * n, k, n) = s.matrixV().transpose();
-    }
-    return out;
+    if (!x.allFinite()) fail(ErrorKind::Value, "svd: the matrix has a NaN or infinite element");
+    Eigen::BDCSVD<ColMat<W>> s(x, part == 1 ? 0 : Eigen::ComputeThinU | Eigen::ComputeThinV);
+    if (part == 0) Out<W>(at<W>(out) + i * m * k, m, k) = s.matrixU();
+    else if (part == 1) Eigen::Map<Eigen::Matrix<W, Eigen::Dynamic, 1>>(at<W>(out) + i * k, k) = s.singularValues();
+    else Out<W>(at<W>(out) + i * k * n, k, n) = s.matrixV().transpose();
   });
 }
 
 Tensor eigh(const Tensor& a, int64_t part) {
   const TensorType t = eighType(PartAttrs{part}, std::array{TensorType::of(a)});
-  const int64_t n = a.shape()[a.rank() - 1], count = batchOf(a.shape()).numel();
-  return computeAs(t.dtype, [&](auto w) {
+  const int64_t n = a.shape()[a.rank() - 1];
+  return eachMatrix(a, t, [&](auto w, const auto& x, Tensor& out, int64_t i) {
     using W = decltype(w);
-    const Tensor am = prepared(a, computeDType(t.dtype));
-    Tensor out = Tensor::zeros(am.dtype(), t.shape);
-    for (int64_t i = 0; i < count && n > 0; ++i) {
-      const ColMat<W> x = In<W>(at<W>(am) + i * n * n, n, n);
-      Eigen::SelfAdjointEigenSolver<ColMat<W>> es(x, part == 0 ? Eigen::EigenvaluesOnly : Eigen::ComputeEigenvectors);
-      if (es.info() != Eigen::Success) fail(ErrorKind::Value, "eigh: the eigenvalue iteration did not converge");
-      if (part == 0) Eigen::Map<Eigen::Matrix<W, Eigen::Dynamic, 1>>(at<W>(out) + i * n, n) = es.eigenvalues();
-      else Out<W>(at<W>(out) + i * n * n, n, n) = es.eigenvectors();
-    }
-    return out;
+    Eigen::SelfAdjointEigenSolver<ColMat<W>> es(x, part == 0 ? Eigen::EigenvaluesOnly : Eigen::ComputeEigenvectors);
+    if (es.info() != Eigen::Success) fail(ErrorKind::Value, "eigh: the eigenvalue iteration did not converge");
+    if (part == 0) Eigen::Map<Eigen::Matrix<W, Eigen::Dynamic, 1>>(at<W>(out) + i * n, n) = es.eigenvalues();
+    else Out<W>(at<W>(out) + i * n * n, n, n) = es.eigenvectors();
   });
 }
 
