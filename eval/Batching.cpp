@@ -263,6 +263,8 @@ Value vmapCall(CallContext& cx, const Value& f, const Value& inAxes, const Value
              " to batch along");
       const int64_t size = isTraced(leaf) ? tracedType(leaf).dims[static_cast<size_t>(axis)].size
                                           : leaf.tensor().shape()[static_cast<size_t>(axis)];
+      if (size < 0)
+        fail(ErrorKind::Value, "vmap: argument ", i + 1, "'s batch axis has no known size (a named size in a signature)");
       if (batch >= 0 && size != batch)
         fail(ErrorKind::Value, "vmap: the batch axes differ in size: ", batch, " and ", size, " (argument ", i + 1, ")");
       batch = size;

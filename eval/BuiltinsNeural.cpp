@@ -52,8 +52,11 @@ void registerNeuralBuiltins(Evaluator& evaluator) {
     const auto extra = pairOf(cx, kw.find("output-padding"), 0, ":output-padding");
     std::vector<int64_t> out{x[0], w[1], 0, 0};
     for (int a = 0; a < 2; ++a) {
-      if (stride[a] < 1) fail(ErrorKind::Value, "conv-transpose2d: :stride must be positive, got ", stride[a]);
-      if (padding[a] < 0) fail(ErrorKind::Value, "conv-transpose2d: :padding must be >= 0, got ", padding[a]);
+      constexpr int64_t kMaxStep = int64_t{1} << 20; // keeps the output size's arithmetic exact
+      if (stride[a] < 1 || stride[a] > kMaxStep)
+        fail(ErrorKind::Value, "conv-transpose2d: :stride must be from 1 to ", kMaxStep, ", got ", stride[a]);
+      if (padding[a] < 0 || padding[a] > kMaxStep)
+        fail(ErrorKind::Value, "conv-transpose2d: :padding must be from 0 to ", kMaxStep, ", got ", padding[a]);
       if (extra[a] < 0 || extra[a] >= stride[a])
         fail(ErrorKind::Value, "conv-transpose2d: :output-padding must be >= 0 and smaller than the stride (",
              stride[a], "), got ", extra[a]);
