@@ -119,20 +119,26 @@ struct Stat {
   double real = 0;
   std::string text;
   std::vector<Stat> items;
-  std::vector<std::pair<std::string, Stat>> entries; ///< keys in kebab-case
+  std::vector<std::string> keys; ///< Map: the keys, in kebab-case, with their values in `values`
+  std::vector<Stat> values;      ///< (two vectors: a pair holding Stat cannot be a member of Stat)
   static Stat of(int64_t n) { Stat s; s.integer = n; return s; }
   static Stat ofReal(double x) { Stat s; s.kind = Kind::Real; s.real = x; return s; }
   static Stat ofText(std::string t) { Stat s; s.kind = Kind::Text; s.text = std::move(t); return s; }
   static Stat list(std::vector<Stat> items) { Stat s; s.kind = Kind::List; s.items = std::move(items); return s; }
-  static Stat map(std::vector<std::pair<std::string, Stat>> entries) {
-    Stat s;
-    s.kind = Kind::Map;
-    s.entries = std::move(entries);
-    return s;
-  }
+  static Stat map(std::vector<std::pair<std::string, Stat>> entries);
   /// As JSON (keys in snake_case).
   std::string json() const;
 };
+
+inline Stat Stat::map(std::vector<std::pair<std::string, Stat>> entries) {
+  Stat s;
+  s.kind = Kind::Map;
+  for (auto& [key, value] : entries) {
+    s.keys.push_back(std::move(key));
+    s.values.push_back(std::move(value));
+  }
+  return s;
+}
 
 /// A file a backend writes, or text for standard error (empty path), when asked by a flag.
 struct Output {

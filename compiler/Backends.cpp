@@ -86,11 +86,11 @@ void writeJson(const Stat& s, std::string& out) {
     return;
   case Stat::Kind::Map:
     out += "{";
-    for (size_t i = 0; i < s.entries.size(); ++i) {
-      std::string key = s.entries[i].first;
+    for (size_t i = 0; i < s.keys.size(); ++i) {
+      std::string key = s.keys[i];
       std::replace(key.begin(), key.end(), '-', '_');
       out += cat(i ? ", " : "", jsonText(key), ": ");
-      writeJson(s.entries[i].second, out);
+      writeJson(s.values[i], out);
     }
     out += "}";
     return;

@@ -22,7 +22,7 @@ Value statValue(const compiler::Stat& s) {
   }
   case Kind::Map: {
     std::vector<std::pair<Value, Value>> entries;
-    for (const auto& [key, value] : s.entries) entries.emplace_back(makeKeyword(key), statValue(value));
+    for (size_t i = 0; i < s.keys.size(); ++i) entries.emplace_back(makeKeyword(s.keys[i]), statValue(s.values[i]));
     return makeMap(std::move(entries));
   }
   }
