@@ -182,8 +182,7 @@ void registerCoreBuiltins(Evaluator& evaluator) {
   evaluator.defineBuiltin("%assert-fail", 1, 1, [](CallContext& cx, Args args) -> Value {
     std::string message = args[0].isString() ? args[0].string().text() : printValue(args[0], false);
     // In a branch taken on a traced value, the failure happens when the compiled code
-    // takes that branch: the IR raises it there, at the assert's span.
-    if (staging::raise(cx.evaluator, ErrorKind::Assert, message, cx.span)) return Value();
+    // takes that branch: the tracer raises it there (Tracer::branch), at the assert's span.
     fail(ErrorKind::Assert, message);
   });
   evaluator.defineBuiltin("exit", 0, 1, [](CallContext& cx, Args args) -> Value {

@@ -99,7 +99,14 @@ Lowered lowerImpl(Evaluator& evaluator, const Value& fn, Signature signature, co
     std::vector<Value> args;
     size_t pos = 0;
     for (const TreeShape& shape : signature.args) args.push_back(shape.rebuild(leaves, pos));
-    const Value result = evaluator.apply(fn, args, span);
+    Value result;
+    try {
+      result = evaluator.apply(fn, args, span);
+    } catch (const Tracer::AlwaysRaises& always) {
+      // Every path fails (both branches of an if raise): the function raises, when called,
+      // the error of the path its arguments take, and returns nothing.
+      tracer.raiseHere(always.error, span);
+    }
     if (result.isRecur()) throw Error(ErrorKind::Syntax, "recur outside of a loop or fn", span);
 
     std::vector<Value> resultLeaves;

@@ -56,14 +56,6 @@ bool recurStaged(const Evaluator& evaluator, std::span<const Value> values) {
   return evaluator.tracer()->noteRecur(values);
 }
 
-bool raise(const Evaluator& evaluator, ErrorKind kind, std::string message, const Span& span) {
-  Tracer* tracer = evaluator.tracer();
-  if (!tracer || !tracer->inStagedBranch()) return false;
-  ir::Operation* op = tracer->builder().create(ir::OpCode::of(ir::Structural::Raise), {}, {}, span);
-  op->setRaise(kind, std::move(message));
-  return true;
-}
-
 std::optional<Value> row(const Value& coll, int64_t i) {
   if (!isTraced(coll)) return std::nullopt;
   if (i >= tracedLength(coll)) return Value();

@@ -7,7 +7,7 @@
 //   - a primitive call: staging::primitive emits IR when an operand is traced (or when a
 //     creation runs under a tracer) and otherwise leaves the call to run eagerly;
 //   - control flow on a traced value: staging::branch (if, and, or), staging::loop (loop
-//     and recurring fns), staging::recur, staging::raise (an assert in a staged branch);
+//     and recurring fns), staging::recur;
 //   - collections holding traced values: staging::row (a tensor's rows, for nth/first);
 //   - host functions: staging::refuseInternal (a native function never sees a traced
 //     value; include/tsl/Value.h's ValueKind::Internal).
@@ -78,10 +78,6 @@ bool recurStaged(const Evaluator& evaluator, std::span<const Value> values);
 inline bool recur(const Evaluator& evaluator, std::span<const Value> values) {
   return evaluator.tracer() && recurStaged(evaluator, values);
 }
-
-/// A failing assertion: inside a branch taken on a traced value it fails when the
-/// compiled code takes that branch, so an IR `raise` is emitted and this returns true.
-bool raise(const Evaluator& evaluator, ErrorKind kind, std::string message, const Span& span);
 
 /// Row i of a traced tensor (nth, first, destructuring), nil past its last row; nullopt
 /// for any other value.

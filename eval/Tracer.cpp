@@ -180,11 +180,12 @@ std::vector<Value> tracedRows(const Value& v) {
 // ---- The tracer ----
 
 struct Tracer::Outcome {
-  enum class Kind : uint8_t { Exit, Recur, Mixed };
+  enum class Kind : uint8_t { Exit, Recur, Mixed, Raises };
   Kind kind = Kind::Exit;
   Value exit;               ///< Exit, Mixed: the loop's (or if's) result
   std::vector<Value> recur; ///< Recur, Mixed: one value per binding
   Value flag;               ///< Mixed: whether to go on (a traced bool)
+  std::optional<Error> error; ///< Raises: what the branch raises when it is taken
 };
 
 struct Tracer::LoopContext {
@@ -367,19 +368,71 @@ int64_t Tracer::unrollLimit(bool traced) { return traced ? kMaxUnrolled : INT64_
 
 // ---- if ----
 
-Tracer::Outcome Tracer::branch(ir::Block& block, const std::function<Value()>& fn) {
+namespace {
+
+/// Whether an error met while lowering a branch is one eager code raises only when that
+/// branch runs (an error of the program's values), rather than one about compiling it
+/// (`jit:` refusals, internal faults) or one that must reach the top (Ctrl-C, step limit,
+/// memory).
+bool raisedWhenTaken(const Error& e) {
+  switch (e.kind()) {
+  case ErrorKind::Name:
+  case ErrorKind::Type:
+  case ErrorKind::Shape:
+  case ErrorKind::Value:
+  case ErrorKind::Io:
+  case ErrorKind::Assert:
+  case ErrorKind::User: return !e.message().starts_with("jit:");
+  default: return false;
+  }
+}
+
+} // namespace
+
+void Tracer::raiseHere(const Error& error, const Span& fallback) {
+  ir::Operation* op = builder_.create(ir::OpCode::of(ir::Structural::Raise), {}, {},
+                                      error.span().known() ? error.span() : fallback);
+  op->setRaise(error.kind(), error.message());
+}
+
+Tracer::Outcome Tracer::branch(ir::Block& block, const std::function<Value()>& fn, bool conditional) {
   ir::Block& saved = builder_.block();
   builder_.setBlock(block);
   pending_.reset();
   Value result;
+  std::optional<Error> raised;
   try {
     result = fn();
+  } catch (const Error& e) {
+    if (!conditional || !raisedWhenTaken(e)) {
+      builder_.setBlock(saved);
+      throw;
+    }
+    raised = e;
+  } catch (const AlwaysRaises& r) {
+    if (!conditional) {
+      builder_.setBlock(saved);
+      throw;
+    }
+    raised = r.error;
   } catch (...) {
     builder_.setBlock(saved);
     throw;
   }
-  builder_.setBlock(saved);
   Outcome outcome;
+  if (raised) {
+    // The branch fails when the compiled code takes it, as eager code fails only then,
+    // after what it computed before the failure. (An if or loop left unfinished by the
+    // error has removed itself; one whose paths all fail is complete and raises.)
+    pending_.reset();
+    builder_.setBlock(block);
+    raiseHere(*raised, {});
+    outcome.kind = Outcome::Kind::Raises;
+    outcome.error = std::move(raised);
+    builder_.setBlock(saved);
+    return outcome;
+  }
+  builder_.setBlock(saved);
   if (result.isRecur()) {
     TSL_ASSERT(pending_, "recur without the values it passes");
     outcome = std::move(*pending_);
@@ -454,7 +507,10 @@ Value Tracer::stageIf(const Value& cond, const std::function<Value()>& thenBranc
   if (type.rank() != 0)
     throw Error(ErrorKind::Type, cat("a condition must be a scalar, got a traced tensor of type ", type.str()), span);
   if (type.dtype != DType::Bool) return thenBranch(); // a number is true, whatever its value (§3)
-  ir::Operation& op = *builder_.create(ir::OpCode::of(ir::Structural::If), {materialize(cond, DType::Bool, span)}, {}, span);
+  ir::Value* flag = materialize(cond, DType::Bool, span);
+  ir::Block& outer = builder_.block();
+  const size_t mark = outer.ops().size();
+  ir::Operation& op = *builder_.create(ir::OpCode::of(ir::Structural::If), {flag}, {}, span);
   ir::Block& thenBlock = op.addRegion().block();
   ir::Block& elseBlock = op.addRegion().block();
   struct Depth {
@@ -462,9 +518,16 @@ Value Tracer::stageIf(const Value& cond, const std::function<Value()>& thenBranc
     explicit Depth(int& d) : depth(d) { ++depth; }
     ~Depth() { --depth; }
   } inBranch(branchDepth_);
-  Outcome a = branch(thenBlock, thenBranch);
-  Outcome b = branch(elseBlock, elseBranch);
-  return merge(op, std::move(a), std::move(b), span);
+  try {
+    Outcome a = branch(thenBlock, thenBranch, true);
+    Outcome b = branch(elseBlock, elseBranch, true);
+    return merge(op, std::move(a), std::move(b), span);
+  } catch (const AlwaysRaises&) {
+    throw; // the if is complete: both its branches raise
+  } catch (...) {
+    eraseFrom(outer, mark); // an unfinished if would not verify
+    throw;
+  }
 }
 
 ir::Value* Tracer::materializeAs(const Value& v, const ir::Type& type, const Span& span) {
@@ -497,8 +560,45 @@ std::vector<ir::Value*> Tracer::yieldLeaves(ir::Block& block, const std::vector<
   return values;
 }
 
+/// What a branch that raises gives in place of `other`'s values, so that its block can
+/// yield something of their types (never seen: the raise comes first). Its data and
+/// concrete tensors are `other`'s own; traced values become zeros of their types.
+Tracer::Outcome Tracer::standIn(const Outcome& other, const Error& error) {
+  auto mirror = [&](const Value& v) {
+    std::vector<Value> leaves;
+    const TreeShape shape = TreeShape::flatten(v, leaves);
+    for (Value& leaf : leaves) {
+      if (!isTraced(leaf)) continue;
+      if (!strongType(leaf)) {
+        leaf = Value(isFloat(weakKey(leaf).dtype) ? Tensor::weakFloat(0) : Tensor::weakInt(0));
+        continue;
+      }
+      const ir::Type t = tracedType(leaf);
+      if (!t.concrete()) throw error; // no stand-in of a symbolic size: fail as eager code would
+      leaf = Value(Tensor::zeros(t.dtype, t.shape()));
+    }
+    size_t pos = 0;
+    return shape.rebuild(leaves, pos);
+  };
+  Outcome out;
+  out.kind = other.kind;
+  out.exit = mirror(other.exit);
+  for (const Value& v : other.recur) out.recur.push_back(mirror(v));
+  out.flag = mirror(other.flag);
+  return out;
+}
+
 Value Tracer::merge(ir::Operation& op, Outcome a, Outcome b, const Span& span) {
   using Kind = Outcome::Kind;
+  if (a.kind == Kind::Raises && b.kind == Kind::Raises) {
+    // Whichever branch is taken fails: the if has no results, and what follows it is
+    // never reached.
+    yieldLeaves(op.region(0).block(), {}, {}, span);
+    yieldLeaves(op.region(1).block(), {}, {}, span);
+    throw AlwaysRaises{*a.error};
+  }
+  if (a.kind == Kind::Raises) a = standIn(b, *a.error);
+  if (b.kind == Kind::Raises) b = standIn(a, *b.error);
   const bool bothExit = a.kind == Kind::Exit && b.kind == Kind::Exit;
   const bool bothRecur = a.kind == Kind::Recur && b.kind == Kind::Recur;
   if (!bothExit && !bothRecur) {
@@ -662,6 +762,7 @@ Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, c
     std::vector<ir::Value*> inits;
     for (size_t i = 0; i < initLeaves.size(); ++i) inits.push_back(materializeAs(initLeaves[i], carried[i], span));
     ir::Block& outer = builder_.block();
+    const size_t mark = outer.ops().size();
     ir::Operation& op = *builder_.create(ir::OpCode::of(ir::Structural::While), inits, {}, span);
     ir::Block& before = op.addRegion().block();
     ir::Block& after = op.addRegion().block();
@@ -683,10 +784,13 @@ Value Tracer::stageLoop(Frame& frame, std::span<const Pattern* const> targets, c
     loops_.push_back(&context);
     Outcome outcome;
     try {
-      outcome = branch(before, body);
+      outcome = branch(before, body, false);
     } catch (...) {
+      // An unfinished loop would not verify. (A body failing on every path fails when
+      // the loop is reached: the enclosing branch, or the function, raises instead.)
       loops_.pop_back();
       targets_.resize(depth);
+      eraseFrom(outer, mark);
       throw;
     }
     loops_.pop_back();

@@ -130,6 +130,14 @@ public:
   /// Whether staging is inside a branch of a traced if.
   bool inStagedBranch() const { return branchDepth_ > 0; }
 
+  /// Thrown when every path from here on fails (both branches of a staged if raise): the
+  /// code that follows is never reached. The enclosing branch, or the function, raises.
+  struct AlwaysRaises {
+    Error error;
+  };
+  /// Emits an IR raise of `error` at its span (or `fallback`) into the current block.
+  void raiseHere(const Error& error, const Span& fallback);
+
   /// The tensors passed as hidden parameters (large constants), in parameter order after
   /// the function's own.
   const std::vector<Tensor>& hiddenArgs() const { return hidden_; }
@@ -141,7 +149,10 @@ private:
   struct Outcome;
   struct LoopContext;
 
-  Outcome branch(ir::Block& block, const std::function<Value()>& fn);
+  /// Lowers `fn` into `block`. A `conditional` branch (of an if) that meets an error of the
+  /// program's values raises it when taken instead (Outcome::Kind::Raises).
+  Outcome branch(ir::Block& block, const std::function<Value()>& fn, bool conditional);
+  Outcome standIn(const Outcome& other, const Error& error);
   /// Removes the operations of `block` from position `mark` on, forgetting what the
   /// tracer knew of their values (their addresses may be reused).
   void eraseFrom(ir::Block& block, size_t mark);
