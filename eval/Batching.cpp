@@ -222,7 +222,7 @@ std::optional<int64_t> axisOf(const CallContext& cx, const Value& v, const char*
 /// (vmap f) makes).
 Value vmapCall(CallContext& cx, const Value& f, const Value& inAxes, const Value& outAxes, std::span<const Value> args) {
   Tracer* current = cx.evaluator.tracer();
-  if (!current) fail(ErrorKind::Type, "%vmap is vmap's own: call (vmap f) instead");
+  if (!current) staging::tracerOnly(cx.evaluator, "%vmap is vmap's own: call (vmap f) instead");
   Tracer& tracer = current->active();
   // Values batched by an enclosing vmap: this vmap runs once per example of that one.
   if (std::optional<Value> outer = staging::perExample(

@@ -7,6 +7,7 @@
 #include "runtime/Interrupt.h"
 #include "eval/Evaluator.h"
 #include "eval/Printer.h"
+#include "eval/Staging.h"
 #include "ir/Verifier.h"
 #include "ir/Printer.h"
 #include "parser/Syntax.h"
@@ -650,7 +651,29 @@ Value JitState::callWith(Evaluator& evaluator, const Value& fn, Args args, const
   if (evaluator.tracer()) return evaluator.apply(fn, args, span);
   for (const Value& arg : args)
     if (Tracer::containsTraced(arg)) return evaluator.apply(fn, args, span);
-  const std::shared_ptr<Lowered> held = find(evaluator, fn, args, span);
+  std::shared_ptr<Lowered> held;
+  try {
+    held = find(evaluator, fn, args, span);
+  } catch (const Error& e) {
+    // An error of the program's values found while compiling. Eager code, which the
+    // compiled code must agree with, may fail earlier on the data (a matrix that is not
+    // positive definite, a branch that fails when taken): the call runs eagerly so that
+    // it raises what eager code raises, and this error if eager code gets past it.
+    // (A derivative, which exists only compiled, replays into this same error: once.)
+    if (!Tracer::raisedWhenRun(e) || evaluator.replaying()) throw;
+    evaluator.setReplaying(true);
+    try {
+      evaluator.apply(fn, args, span);
+    } catch (const staging::NoEagerMeaning&) {
+      evaluator.setReplaying(false);
+      throw e;
+    } catch (...) {
+      evaluator.setReplaying(false);
+      throw;
+    }
+    evaluator.setReplaying(false);
+    throw;
+  }
   return held->run(evaluator, args, span);
 }
 

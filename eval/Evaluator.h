@@ -155,6 +155,10 @@ public:
   /// The tracer lowering the function being compiled, if any (eval/Tracer.h).
   Tracer* tracer() const { return tracer_; }
   void setTracer(Tracer* tracer) { tracer_ = tracer; }
+  /// Whether a jit call is being run eagerly to find the error eager code raises
+  /// (JitState::callWith): what has a meaning only under a tracer then gives up quietly.
+  bool replaying() const { return replaying_; }
+  void setReplaying(bool on) { replaying_ = on; }
 
   /// The macro calls being expanded, innermost last (for `syntax-error` to point at the
   /// user's form).
@@ -180,6 +184,7 @@ private:
   std::vector<SyntaxPtr> macroCalls_;
   std::vector<SyntaxPtr> expansions_;
   Tracer* tracer_ = nullptr;
+  bool replaying_ = false;
   std::unique_ptr<CompileDebug> compileDebug_;
   std::unique_ptr<compiler::Compiler> compiler_;
   CallObserver callObserver_;

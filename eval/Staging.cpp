@@ -56,6 +56,11 @@ bool recurStaged(const Evaluator& evaluator, std::span<const Value> values) {
   return evaluator.tracer()->noteRecur(values);
 }
 
+void tracerOnly(const Evaluator& evaluator, std::string_view message) {
+  if (evaluator.replaying()) throw NoEagerMeaning{};
+  fail(ErrorKind::Type, message);
+}
+
 std::optional<Value> row(const Value& coll, int64_t i) {
   if (!isTraced(coll)) return std::nullopt;
   if (i >= tracedLength(coll)) return Value();

@@ -89,6 +89,12 @@ std::optional<Value> row(const Value& coll, int64_t i);
 /// operations themselves: derivatives, nested vmaps.
 std::optional<Value> perExample(Evaluator& evaluator, std::span<const Value> args,
                                 const std::function<Value(std::span<const Value>)>& fn, const Span& span);
+/// Thrown by what has a meaning only under a tracer when a jit call is replayed eagerly
+/// (Evaluator::replaying): the replay then reports the compile error instead.
+struct NoEagerMeaning {};
+/// Fails with a type error saying `message`, or throws NoEagerMeaning in a replay.
+[[noreturn]] void tracerOnly(const Evaluator& evaluator, std::string_view message);
+
 /// An if on a batched condition: both branches' results, selected per example by `where`.
 Value selectBatched(const Value& cond, const Value& ifTrue, const Value& ifFalse, const Span& span);
 

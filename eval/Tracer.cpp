@@ -368,13 +368,7 @@ int64_t Tracer::unrollLimit(bool traced) { return traced ? kMaxUnrolled : INT64_
 
 // ---- if ----
 
-namespace {
-
-/// Whether an error met while lowering a branch is one eager code raises only when that
-/// branch runs (an error of the program's values), rather than one about compiling it
-/// (`jit:` refusals, internal faults) or one that must reach the top (Ctrl-C, step limit,
-/// memory).
-bool raisedWhenTaken(const Error& e) {
+bool Tracer::raisedWhenRun(const Error& e) {
   switch (e.kind()) {
   case ErrorKind::Name:
   case ErrorKind::Type:
@@ -386,8 +380,6 @@ bool raisedWhenTaken(const Error& e) {
   default: return false;
   }
 }
-
-} // namespace
 
 void Tracer::raiseHere(const Error& error, const Span& fallback) {
   ir::Operation* op = builder_.create(ir::OpCode::of(ir::Structural::Raise), {}, {},
@@ -404,7 +396,7 @@ Tracer::Outcome Tracer::branch(ir::Block& block, const std::function<Value()>& f
   try {
     result = fn();
   } catch (const Error& e) {
-    if (!conditional || !raisedWhenTaken(e)) {
+    if (!conditional || !raisedWhenRun(e)) {
       builder_.setBlock(saved);
       throw;
     }

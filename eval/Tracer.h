@@ -135,6 +135,10 @@ public:
   struct AlwaysRaises {
     Error error;
   };
+  /// Whether an error met while lowering is one eager code raises when it runs that code
+  /// (an error of the program's values), rather than one about compiling it (`jit:`
+  /// refusals, internal faults) or one that must reach the top (Ctrl-C, step limit, memory).
+  static bool raisedWhenRun(const Error& e);
   /// Emits an IR raise of `error` at its span (or `fallback`) into the current block.
   void raiseHere(const Error& error, const Span& fallback);
 
