@@ -146,7 +146,7 @@ void step(tsl::Engine& engine, Bytes& in) {
     (void)fn(args);
     break;
   }
-  case 6: (void)engine.emit(in.pick(kNames), signature(in), tsl::Engine::Emit::Ir, {}); break;
+  case 6: (void)engine.emit(in.pick(kNames), signature(in), "ir", {}); break;
   case 7: (void)engine.doc(in.pick(kNames)); break;
   case 8: (void)engine.completions(in.pick(kNames)); break;
   case 9: engine.interrupt(); break;
