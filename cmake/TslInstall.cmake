@@ -51,7 +51,14 @@ install(FILES ${PROJECT_SOURCE_DIR}/docs/embedding.md ${PROJECT_SOURCE_DIR}/docs
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/embed DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 
-# find_package(tsl CONFIG) and pkg-config.
+# find_package(tsl CONFIG) and pkg-config. A sanitizer build's library needs its
+# sanitizer's runtime in the host: both name the link option.
+set(TSL_SANITIZER_LINK "")
+if(TSL_SANITIZE)
+  set(TSL_SANITIZER_LINK "-fsanitize=address,undefined")
+elseif(TSL_TSAN)
+  set(TSL_SANITIZER_LINK "-fsanitize=thread")
+endif()
 include(CMakePackageConfigHelpers)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tslConfig.cmake.in ${CMAKE_BINARY_DIR}/tslConfig.cmake
                               INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tsl)

@@ -5,7 +5,8 @@ find_package(tsl) and with pkg-config, both hosts run; the installed headers inc
 nothing but each other; and `cpack -G DEB` makes a Debian package whose contents are
 listed and checked.
 
-usage: test_embed.py BUILD_DIR REPOSITORY"""
+usage: test_embed.py BUILD_DIR REPOSITORY [CXX]  (the compiler TSL was built with: a
+sanitizer build's hosts need its sanitizer runtime)"""
 import os
 import re
 import shutil
@@ -23,6 +24,7 @@ def run(*args, env=None, cwd=None):
 
 def main():
     build, repo = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+    cxx = sys.argv[3] if len(sys.argv) > 3 else "c++"
     example = os.path.join(repo, "examples", "embed")
     work = tempfile.mkdtemp(prefix="tsl-embed-")
     try:
@@ -46,7 +48,7 @@ def main():
         model = os.path.join(example, "model.tsl")
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
         cbuild = os.path.join(work, "cmake-build")
-        r = run("cmake", "-S", example, "-B", cbuild, f"-DCMAKE_PREFIX_PATH={prefix}", *generator)
+        r = run("cmake", "-S", example, "-B", cbuild, f"-DCMAKE_PREFIX_PATH={prefix}", f"-DCMAKE_CXX_COMPILER={cxx}", *generator)
         check("examples/embed configures with find_package(tsl) against the installed tree", r.returncode == 0,
               r.stdout + r.stderr)
         r = run("cmake", "--build", cbuild)
@@ -56,7 +58,7 @@ def main():
         flags = run("pkg-config", "--cflags", "--libs", "tsl", env=pc_env)
         check("pkg-config knows tsl", flags.returncode == 0 and "-ltsl" in flags.stdout, flags.stdout + flags.stderr)
         pc_host = os.path.join(work, "embed-pc")
-        r = run("c++", "-std=c++20", os.path.join(example, "main.cpp"), *flags.stdout.split(), "-o", pc_host)
+        r = run(cxx, "-std=c++20", os.path.join(example, "main.cpp"), *flags.stdout.split(), "-o", pc_host)
         check("the same host builds with pkg-config --cflags --libs tsl", r.returncode == 0, r.stdout + r.stderr)
         hosts.append(pc_host)
         for host in hosts:
