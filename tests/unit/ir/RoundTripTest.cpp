@@ -78,8 +78,8 @@ std::optional<Sample> sampleFor(OpKind kind) {
   case OpKind::CumSum: return Sample{{m23}, AxisAttrs{1}};
   case OpKind::CumProd: return Sample{{m23}, AxisAttrs{0}};
   case OpKind::LinearScan: return Sample{{m23, m23}, ScanAttrs{0, true}};
-  case OpKind::Sort: return Sample{{m23}, AxisAttrs{0}};
-  case OpKind::ArgSort: return Sample{{m23}, AxisAttrs{-1}};
+  case OpKind::Sort: return Sample{{m23}, AxisAttrs{1}};
+  case OpKind::ArgSort: return Sample{{m23}, AxisAttrs{0}};
   case OpKind::TopK: return Sample{{m23}, TopKAttrs{2, 1}};
   case OpKind::Gather: return Sample{{m23, ty(DType::I64, {2, 4})}, AxisAttrs{1}};
   case OpKind::ScatterAdd: return Sample{{m23, ty(DType::I32, {1, 2}), m23}, AxisAttrs{0}};
