@@ -1,7 +1,8 @@
 // runtime/GatherScatter.cpp — gather (take_along_axis) and scatter-add along one axis.
 //
 // Both bring their operands to the [outer, axis, inner] form of runtime/GatherRows.h:
-// gather broadcasts x and idx to the result's shape first (x keeping its own axis);
+// gather broadcasts idx to the result's shape, and reads an x that broadcasts through
+// strides instead;
 // scatter-add works on the block of the result that idx covers (the whole result when idx
 // spans x off the axis), with src cut to idx's extent. The indices are checked before any
 // element moves, so an error leaves nothing half done.
@@ -65,22 +66,41 @@ Tensor gather(const Tensor& x, const Tensor& idx, int64_t axis) {
   requireIndices(idx.dtype(), "gather");
   const Shape shape = gatherShape(x.shape(), idx.shape(), axis);
   const int a = normalizeAxis(axis, x.rank());
-  Shape from = shape;
-  from[a] = x.shape()[a];
-  const Tensor indices = checkedIndices(broadcastTo(idx, shape), a, from[a], "gather");
+  const int64_t n = x.shape()[a], m = shape[a];
+  const Tensor indices = checkedIndices(broadcastTo(idx, shape), a, n, "gather");
   Tensor out = Tensor::empty(x.dtype(), shape);
   if (out.numel() == 0) return out;
-  const Tensor source = contiguous(broadcastTo(x, from));
-  const Around around(shape, a);
-  const int64_t n = from[a], m = shape[a];
+  const Tensor source = contiguous(x);
+  const int64_t* ip = reinterpret_cast<const int64_t*>(indices.data());
+  bool broadcast = false;
+  for (int d = 0; d < shape.rank(); ++d) broadcast |= d != a && x.shape()[d] != shape[d];
   dispatchDType(x.dtype(), [&](auto tag) {
     using E = decltype(tag);
     const E* xp = reinterpret_cast<const E*>(source.data());
-    const int64_t* ip = reinterpret_cast<const int64_t*>(indices.data());
     E* op = reinterpret_cast<E*>(out.mutableData());
-    parallelFor(around.outer, grain(m * around.inner), [&](int64_t begin, int64_t end) {
-      rows::gather(xp, ip, op, n, m, around.inner, begin, end);
-    });
+    if (!broadcast) {
+      const Around around(shape, a);
+      parallelFor(around.outer, grain(m * around.inner), [&](int64_t begin, int64_t end) {
+        rows::gather(xp, ip, op, n, m, around.inner, begin, end);
+      });
+      return;
+    }
+    // x broadcast off the axis: read it through strides (0 along its broadcast axes)
+    // rather than materialise it, which may be far larger than the result.
+    std::vector<int64_t> stride(static_cast<size_t>(shape.rank())), at(static_cast<size_t>(shape.rank()), 0);
+    int64_t step = 1;
+    for (int d = shape.rank() - 1; d >= 0; --d) {
+      stride[static_cast<size_t>(d)] = x.shape()[d] == 1 && d != a ? 0 : step;
+      step *= x.shape()[d];
+    }
+    const int64_t count = out.numel();
+    for (int64_t p = 0; p < count; ++p) {
+      int64_t from = (ip[p] < 0 ? ip[p] + n : ip[p]) * stride[static_cast<size_t>(a)];
+      for (int d = 0; d < shape.rank(); ++d)
+        if (d != a) from += at[static_cast<size_t>(d)] * stride[static_cast<size_t>(d)];
+      op[p] = xp[from];
+      for (int d = shape.rank() - 1; d >= 0 && ++at[static_cast<size_t>(d)] == shape[d]; --d) at[static_cast<size_t>(d)] = 0;
+    }
   });
   return out;
 }
