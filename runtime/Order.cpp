@@ -1,9 +1,9 @@
 // runtime/Order.cpp — sort, argsort and top-k.
 //
-// The axis is moved last and made contiguous, so each row is n adjacent elements; each
-// row's order is a permutation of its positions sorted by (value, position) — a total
-// order, so an unstable sort gives the stable result — and the rows run in parallel.
-// top-k sorts only the k first positions (a partial sort).
+// The axis is moved last and made contiguous, so each row is n adjacent elements, and the
+// rows run in parallel. sort sorts each row's values stably; argsort and top-k sort its
+// positions by (value, position) — a total order, so an unstable sort gives the stable
+// result — top-k only the k first of them (a partial sort).
 #include "runtime/Order.h"
 
 #include "runtime/Dispatch.h"
@@ -21,9 +21,10 @@ namespace {
 /// a before b in ascending order, NaN after every number: a strict weak order.
 template <typename T>
 bool ascending(T a, T b) {
-  if constexpr (kIsFloatElement<T>) {
-    const double x = toDouble(a), y = toDouble(b);
-    return x < y || (x == x && y != y);
+  if constexpr (std::is_floating_point_v<T>) {
+    return a < b || (a == a && b != b);
+  } else if constexpr (kIsFloatElement<T>) {
+    return ascending(static_cast<float>(a), static_cast<float>(b));
   } else {
     return a < b;
   }
@@ -88,6 +89,14 @@ Tensor indicesTensor(const std::vector<int64_t>& order, const Shape& shape) {
   return out;
 }
 
+/// Each row sorted in place, stably (equal elements, -0.0 and 0.0, keep their order).
+template <typename T>
+void sortRows(T* data, int64_t count, int64_t n) {
+  parallelFor(count, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) std::stable_sort(data + r * n, data + (r + 1) * n, ascending<T>);
+  });
+}
+
 template <bool values>
 Tensor sorted(const Tensor& x, int64_t axis) {
   const LastAxis last(x, axis);
@@ -95,8 +104,15 @@ Tensor sorted(const Tensor& x, int64_t axis) {
   return dispatchDType(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* data = reinterpret_cast<const T*>(last.rows.data());
-    const std::vector<int64_t> order = orders(data, last.count, last.n, last.n, ascending<T>);
-    return last.restore(values ? pick(data, order, last.n, last.n, shape) : indicesTensor(order, shape));
+    if constexpr (values) {
+      Tensor out = Tensor::empty(x.dtype(), shape);
+      T* o = reinterpret_cast<T*>(out.mutableData());
+      std::copy(data, data + last.count * last.n, o);
+      sortRows(o, last.count, last.n);
+      return last.restore(out);
+    } else {
+      return last.restore(indicesTensor(orders(data, last.count, last.n, last.n, ascending<T>), shape));
+    }
   });
 }
 
