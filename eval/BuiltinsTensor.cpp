@@ -9,6 +9,7 @@
 #include "eval/Staging.h"
 #include "eval/Tracer.h"
 #include "eval/Trees.h"
+#include "runtime/CallForms.h"
 #include "runtime/Elementwise.h"
 #include "runtime/Io.h"
 #include "runtime/LayoutSvg.h"
@@ -135,13 +136,30 @@ TracedForm tracedForm(OpKind kind) {
 
 namespace {
 
+/// A call of a form with several results (CallForm::parts): the row once per part, the
+/// results as a vector. Under jit each part is one operation.
+Value runParts(const CallContext& cx, OpCall call, const CallForm& form) {
+  const OpAttrs built = call.attrs;
+  std::vector<Value> out;
+  for (int64_t part = 0; part < form.parts; ++part) {
+    call.attrs = form.withPart(built, part);
+    out.push_back(runCall(cx, call));
+  }
+  return makeVector(std::move(out));
+}
+
+/// Runs a call read by its form: the traced form, the parts, or the operation.
+Value runRead(const CallContext& cx, const OpCall& call, const CallForm& form, Args args) {
+  if (call.traced) return tracedForm(call.kind)(cx, args);
+  if (form.parts > 1) return runParts(cx, call, form);
+  return runCall(cx, call);
+}
+
 /// Registers the builtin a row (or an alias) is called by: it reads the call by its form
 /// and runs the operation, or lowers it by the row's traced form.
 void definePrimitive(Evaluator& evaluator, const CallName& n) {
   evaluator.defineBuiltin(n.name, 0, -1, [&n](CallContext& cx, Args args) {
-    OpCall call = readOpCall(cx, n.kind, *n.form, args);
-    if (call.traced) return tracedForm(call.kind)(cx, args);
-    return runCall(cx, call);
+    return runRead(cx, readOpCall(cx, n.kind, *n.form, args), *n.form, args);
   });
 }
 
@@ -185,12 +203,24 @@ void assertClose(const CallContext& cx, const Tensor& a, const Tensor& b, double
 
 void registerTensorBuiltins(Evaluator& evaluator) {
   // Every name a row or an alias is called by; the elementwise rows are already builtins
-  // with their fast paths (eval/BuiltinsNumeric.cpp), and get is shared with maps (below).
+  // with their fast paths (eval/BuiltinsNumeric.cpp), and get and sort are shared with
+  // collections (below).
   for (const CallName& n : callNames()) {
     const Var* existing = evaluator.core().find(n.name);
-    if ((existing && existing->defined) || n.kind == OpKind::Index) continue;
+    if ((existing && existing->defined) || n.kind == OpKind::Index || n.kind == OpKind::Sort) continue;
     definePrimitive(evaluator, n);
   }
+
+  // sort: a tensor sorts along an axis; a collection (a vector or list) as Clojure's sort.
+  const Value sortCollection = evaluator.core().find("sort")->value;
+  evaluator.defineBuiltin("sort", 1, 3, [sortCollection](CallContext& cx, Args args) {
+    if (args[0].isTensor() || isTraced(args[0])) {
+      const CallForm& form = *opInfo(OpKind::Sort).call;
+      return runRead(cx, readOpCall(cx, OpKind::Sort, form, args), form, args);
+    }
+    if (args.size() > 1) fail(ErrorKind::Type, "wrong number of arguments to sort: expected 1 for a collection");
+    return cx.evaluator.apply(sortCollection, args, cx.span);
+  });
 
   // get: indexing on tensors, lookup on maps and vectors.
   const Value lookup = evaluator.core().find("get")->value;
