@@ -225,12 +225,20 @@ void registerTensorBuiltins(Evaluator& evaluator) {
   // get: indexing on tensors, lookup on maps and vectors.
   const Value lookup = evaluator.core().find("get")->value;
   evaluator.defineBuiltin("get", 2, -1, [lookup](CallContext& cx, Args args) {
-    if ((args[0].isTensor() && !args[0].tensor().isScalar()) || isTraced(args[0])) {
+    const bool tracedScalar = isTraced(args[0]) && tracedType(args[0]).rank() == 0;
+    if ((args[0].isTensor() && !args[0].tensor().isScalar()) || (isTraced(args[0]) && !tracedScalar)) {
       OpCall call = readOpCall(cx, OpKind::Index, *opInfo(OpKind::Index).call, args);
       if (call.traced) return getByTake(cx, args);
       return runCall(cx, call);
     }
     if (args.size() > 3) fail(ErrorKind::Type, "wrong number of arguments to get: expected 2 to 3 for a map or vector");
+    if (tracedScalar) {
+      // A number is neither a tensor get indexes nor a collection: the error eager code
+      // gives (from lookup), without the value, which is known only when the code runs.
+      const ir::Type& type = tracedType(args[0]);
+      fail(ErrorKind::Type, "get expects a map or vector as argument 1, got ",
+           weakTraced(args[0]) ? (isFloat(type.dtype) ? "float" : "integer") : dtypeName(type.dtype), " scalar");
+    }
     return cx.evaluator.apply(lookup, args, cx.span);
   });
 
