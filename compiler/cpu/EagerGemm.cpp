@@ -87,6 +87,9 @@ MicroKernels* microKernels() {
       kernels->ready = true;
     } catch (...) {
       kernels->ready = false; // Eigen's GEMM stays in use
+      // Ctrl-C during the compile stops this product; the next one compiles them again
+      // (call_once leaves the flag unset when its function throws).
+      if (interruptRequested()) throw;
     }
   });
   return kernels->ready ? kernels : nullptr;

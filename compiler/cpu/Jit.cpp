@@ -56,14 +56,19 @@ Jit::Code::~Code() {
 std::unique_ptr<Jit::Code> Jit::add(const std::shared_ptr<Jit>& jit, std::unique_ptr<llvm::Module> module,
                                     std::unique_ptr<llvm::LLVMContext> context, const std::string& entry, bool fast,
                                     double* codegenSeconds) {
+  // The module must die before its context. Parameters die in an order the compiler picks
+  // (clang's is context first), so on an exception (an interrupted codegen) they would be
+  // destroyed wrongly; locals die in reverse order of declaration.
+  std::unique_ptr<llvm::LLVMContext> ownedContext = std::move(context);
+  std::unique_ptr<llvm::Module> ownedModule = std::move(module);
   const auto start = std::chrono::steady_clock::now();
   std::string object;
   {
     std::lock_guard<std::mutex> lock(jit->mutex_);
-    object = emitCode(*module, fast || hasHugeBlock(*module) ? *jit->fastMachine_ : *jit->machine_, true);
+    object = emitCode(*ownedModule, fast || hasHugeBlock(*ownedModule) ? *jit->fastMachine_ : *jit->machine_, true);
   }
-  module.reset();
-  context.reset();
+  ownedModule.reset();
+  ownedContext.reset();
   llvm::orc::ResourceTrackerSP tracker = jit->jit_->getMainJITDylib().createResourceTracker();
   if (llvm::Error e = jit->jit_->addObjectFile(tracker, llvm::MemoryBuffer::getMemBufferCopy(object, entry)))
     llvmFailure("cannot add the code", std::move(e));
