@@ -9,6 +9,7 @@
 #include "eval/Staging.h"
 #include "eval/Tracer.h"
 #include "eval/Trees.h"
+#include "runtime/CallForms.h"
 #include "runtime/Elementwise.h"
 #include "runtime/Io.h"
 #include "runtime/LayoutSvg.h"
@@ -136,12 +137,23 @@ TracedForm tracedForm(OpKind kind) {
 namespace {
 
 /// Registers the builtin a row (or an alias) is called by: it reads the call by its form
-/// and runs the operation, or lowers it by the row's traced form.
+/// and runs the operation, or lowers it by the row's traced form. A form that takes trees
+/// applies the operation to each leaf of a tree given as its first operand, in the tree's
+/// order; an operation run for its effect alone (barrier) returns nil.
 void definePrimitive(Evaluator& evaluator, const CallName& n) {
-  evaluator.defineBuiltin(n.name, 0, -1, [&n](CallContext& cx, Args args) {
+  const bool effectOnly = opInfo(n.kind).has(kSideEffecting) && opInfo(n.kind).maxInputs == 0;
+  evaluator.defineBuiltin(n.name, 0, -1, [&n, effectOnly](CallContext& cx, Args args) {
+    if (n.form->trees && !args.empty() && isTreeNode(args[0])) {
+      std::vector<Value> leafArgs(args.begin(), args.end());
+      return treeMap(args.subspan(0, 1), [&](std::span<const Value> leaf) {
+        leafArgs[0] = leaf[0];
+        return runCall(cx, readOpCall(cx, n.kind, *n.form, leafArgs));
+      });
+    }
     OpCall call = readOpCall(cx, n.kind, *n.form, args);
     if (call.traced) return tracedForm(call.kind)(cx, args);
-    return runCall(cx, call);
+    Value result = runCall(cx, call);
+    return effectOnly ? Value() : result;
   });
 }
 

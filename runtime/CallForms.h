@@ -114,6 +114,8 @@ struct CallForm {
   Variadic variadic = Variadic::None;
   int64_t identity = 0;       ///< Fold's value for no operands
   const char* usage = nullptr; ///< a usage to print instead of the one the args give
+  bool trees = false;          ///< a tree of tensors may stand for the first operand: the
+                               ///< operation then applies to each leaf (the collectives)
 };
 
 /// "(sum x :axis nil :keepdims false)": how a call of `name` is written, from its form
@@ -172,6 +174,10 @@ extern const CallForm kCategoricalCall; ///< (categorical key logits)
 extern const CallForm kPermutationCall; ///< (permutation key n)
 extern const CallForm kShuffleCall;     ///< (shuffle key x)
 extern const CallForm kBernoulliCall;   ///< (bernoulli key p shape)
+extern const CallForm kAllReduceCall;       ///< (all-reduce x :op :sum)
+extern const CallForm kBroadcastRootCall;   ///< (broadcast x :root 0)
+extern const CallForm kCollectiveAxisCall;  ///< (all-gather x :axis 0), (reduce-scatter x :axis 0)
+extern const CallForm kBarrierCall;         ///< (barrier)
 /// Rows without a call form of their own: the compiler's adjoints and variants reached
 /// through another form (gelu-tanh through gelu's :approximate).
 extern const CallForm kInternal;

@@ -7,6 +7,7 @@
 #include "runtime/CallForms.h"
 
 #include "runtime/Layout.h"
+#include "runtime/Collectives.h"
 #include "runtime/Decompositions.h"
 #include "runtime/Gradients.h"
 #include "runtime/LinearAlgebra.h"
@@ -566,6 +567,7 @@ std::vector<OpInfo> buildTable() {
                    LayoutClass::layout, flags, type, kernel, &call, doc, example});
   TSL_OTHER_OPS(TSL_ADD_OTHER)
   TSL_LINALG_OPS(TSL_ADD_OTHER)
+  TSL_COLLECTIVE_OPS(TSL_ADD_OTHER)
 #undef TSL_ADD_OTHER
   for (size_t i = 0; i < table.size(); ++i) TSL_ASSERT(static_cast<size_t>(table[i].kind) == i);
   return table;
@@ -659,6 +661,7 @@ const char* opIdentifier(OpKind kind) {
   static const char* const names[] = {
 #define TSL_IDENT(name, ...) #name,
       TSL_BINARY_OPS(TSL_IDENT) TSL_UNARY_OPS(TSL_IDENT) TSL_OTHER_OPS(TSL_IDENT) TSL_LINALG_OPS(TSL_IDENT)
+          TSL_COLLECTIVE_OPS(TSL_IDENT)
 #undef TSL_IDENT
   };
   return names[static_cast<int>(kind)];

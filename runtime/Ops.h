@@ -9,7 +9,9 @@
 // the same OpKind.
 #pragma once
 
+#include "runtime/CollectiveRows.h"
 #include "runtime/Creation.h"
+#include "runtime/Distributed.h"
 #include "runtime/Elementwise.h"
 #include "runtime/Layout.h"
 #include "runtime/LinalgRows.h"
@@ -234,6 +236,7 @@ struct CallForm; // runtime/CallForms.h
 enum class OpKind : uint16_t {
 #define TSL_KIND(name, ...) name,
   TSL_BINARY_OPS(TSL_KIND) TSL_UNARY_OPS(TSL_KIND) TSL_OTHER_OPS(TSL_KIND) TSL_LINALG_OPS(TSL_KIND)
+      TSL_COLLECTIVE_OPS(TSL_KIND)
 #undef TSL_KIND
 };
 
@@ -370,7 +373,7 @@ using OpAttrs = std::variant<NoAttrs, AxisAttrs, ShapeAttrs, PermAttrs, AxesAttr
                              PadAttrs, CountAttrs, CastAttrs, FullAttrs, ArangeAttrs, LinspaceAttrs, EyeAttrs,
                              RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, MomentAttrs, DiagonalAttrs, Conv2dAttrs,
                              Pool2dAttrs, SliceGradAttrs, TakeGradAttrs, Conv2dGradAttrs, Pool2dGradAttrs,
-                             LayoutAttrs, RandIntAttrs, PartAttrs>;
+                             LayoutAttrs, RandIntAttrs, PartAttrs, CollectiveAttrs>;
 
 /// The type of a tensor value: dtype (weak for untyped literals), shape.
 struct TensorType {

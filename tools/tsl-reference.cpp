@@ -96,7 +96,9 @@ const char* formName(const tsl::CallForm* form) {
       {&kRngKeyCall, "rng-key"},    {&kRngSplitCall, "rng-split"},    {&kRandomCall, "random"},
       {&kDropoutCall, "dropout"},   {&kMomentCall, "moment"},         {&kDiagonalCall, "diagonal"},
       {&kRandIntCall, "randint"},   {&kCategoricalCall, "categorical"}, {&kPermutationCall, "permutation"},
-      {&kShuffleCall, "shuffle"},   {&kBernoulliCall, "bernoulli"},   {&kInternal, "internal"}};
+      {&kShuffleCall, "shuffle"},   {&kBernoulliCall, "bernoulli"},   {&kAllReduceCall, "all-reduce"},
+      {&kBroadcastRootCall, "collective-root"}, {&kCollectiveAxisCall, "collective-axis"},
+      {&kBarrierCall, "barrier"},   {&kInternal, "internal"}};
   for (const auto& [f, name] : forms)
     if (f == form) return name;
   return nullptr; // a form not named here: the generator reads its arguments
