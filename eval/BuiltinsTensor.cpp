@@ -177,6 +177,7 @@ void assertClose(const CallContext& cx, const Tensor& a, const Tensor& b, double
                  const std::string& where) {
   const Tensor x = astype(a, DType::F64), y = astype(b, DType::F64);
   const Shape shape = broadcastShapes(a.shape(), b.shape(), "assert-close");
+  if (shape.numel() == 0) return; // no elements, none differ
   const Tensor diff = applyUnary(UnaryOp::Abs, applyBinary(BinaryOp::Sub, x, y));
   const Tensor bound = applyBinary(BinaryOp::Add, Tensor::ofFloat(atol, DType::F64),
                                    applyBinary(BinaryOp::Mul, Tensor::ofFloat(rtol, DType::F64),
