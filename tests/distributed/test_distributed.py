@@ -44,10 +44,13 @@ class Result:
         return f"exit status: {self.rc} after {self.seconds:.1f}s\nstdout: {self.out[-1500:]}\nstderr: {self.err[-1500:]}"
 
 
-def run(command, timeout=60):
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+
+def run(command, timeout=60, cwd=WORK):
     start = time.monotonic()
     try:
-        p = subprocess.run(command, capture_output=True, cwd=WORK, env=ENV, timeout=timeout)
+        p = subprocess.run(command, capture_output=True, cwd=cwd, env=ENV, timeout=timeout)
         rc, out, err = p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         rc, out, err = "timeout", e.stdout or b"", e.stderr or b""
@@ -95,6 +98,29 @@ for n in sizes:
              for q in range(n) if os.path.exists(os.path.join(folder, f"params-{q}.npy"))]
     check(f"trained parameters are the same bytes on all {n} rank(s)", len(saved) == n and len(set(saved)) == 1,
           f"{len(saved)} files, {len(set(saved))} distinct")
+
+# examples/digits-dp.tsl: the same held-out accuracy on every number of ranks (within
+# 0.5 %), and the loss curve of each epoch the one-process curve within float rounding.
+curves, accuracies = {}, {}
+for n in sizes:
+    curve = os.path.join(WORK, f"curve-{n}.npy")
+    command = [TSL, "run", "examples/digits-dp.tsl", curve]
+    r = run(command if n == 1 else [*MPIRUN, "-n", str(n), *command], cwd=ROOT)
+    accuracy = [line for line in r.out.splitlines() if "held-out accuracy" in line]
+    if r.rc == 0 and accuracy and os.path.exists(curve):
+        accuracies[n] = float(accuracy[0].split()[2])
+        with open(curve, "rb") as f:
+            data = f.read()
+        header = data[8 + 2 + int.from_bytes(data[8:10], "little"):]  # .npy v1: f32 values after the header
+        curves[n] = [float(v) for v in __import__("array").array("f", header)]
+    check(f"examples/digits-dp.tsl trains on {n} rank(s)", n in curves, str(r))
+for n in sizes[1:]:
+    if 1 in curves and n in curves:
+        worst = max(abs(a - b) / b for a, b in zip(curves[n], curves[1]))
+        check(f"digits on {n} ranks: the loss curve of 1 rank (worst relative difference {worst:.1e}) "
+              f"and its accuracy ({accuracies[n]} % vs {accuracies[1]} %)",
+              len(curves[n]) == len(curves[1]) == 20 and worst < 1e-5 and abs(accuracies[n] - accuracies[1]) <= 0.5,
+              f"{curves[n]}\n{curves[1]}")
 
 if NO_MPI:
     r = run([TSL, "run", "--ranks", "2", program("collectives.tsl")])
