@@ -83,35 +83,89 @@ Tensor as(const Tensor& x, DType d) {
 } // namespace
 
 // ---- The collectives ----
+// Each has a form that writes into a buffer the caller gives (compiled code's, so that a
+// large result is not copied once more), used where no conversion is needed on the way;
+// the allocating form makes the buffer and calls it.
+
+namespace {
+
+/// The dtype x travels in: sums of booleans as i64, :mean of integers and booleans in f64
+/// (exact to 2^53, then rounded once to f32).
+DType wireDType(DType d, CollectiveOp op) {
+  if (op == CollectiveOp::Mean && !isFloat(d)) return DType::F64;
+  if (op == CollectiveOp::Sum && d == DType::Bool) return DType::I64;
+  return d;
+}
+
+/// The product of x's dimensions before and after `axis`.
+std::pair<int64_t, int64_t> around(const Tensor& x, int axis) {
+  int64_t before = 1, after = 1;
+  for (int i = 0; i < axis; ++i) before *= x.shape()[i];
+  for (int i = axis + 1; i < x.rank(); ++i) after *= x.shape()[i];
+  return {before, after};
+}
+
+// The writing forms: world of more than one rank, `out` contiguous and of the result's type.
+
+void allReduceInto(const Tensor& x, CollectiveOp op, Tensor& out) {
+  agreeOn(OpKind::AllReduce, x, static_cast<int64_t>(op), "all-reduce", cat(" :", collectiveOpName(op)));
+  const Tensor in = as(x, out.dtype()).rowMajor();
+  transport::allReduce(in.data(), out.mutableData(), x.numel(), out.dtype(), op);
+}
+
+void broadcastInto(const Tensor& x, int64_t root, Tensor& out) {
+  agreeOn(OpKind::Broadcast, x, root, "broadcast", cat(" from rank ", root));
+  if (worldRank() == root) {
+    const Tensor in = x.rowMajor();
+    std::memcpy(out.mutableData(), in.data(), static_cast<size_t>(x.numel()) * x.elementSize());
+  }
+  transport::broadcast(out.mutableData(), x.numel(), x.dtype(), static_cast<int>(root));
+}
+
+/// Along axis 0 only: the ranks' blocks follow each other in the result.
+void allGatherInto(const Tensor& x, Tensor& out) {
+  agreeOn(OpKind::AllGather, x, 0, "all-gather", " along axis 0");
+  const Tensor in = x.rowMajor();
+  transport::allGather(in.data(), out.mutableData(), x.numel(), x.dtype());
+}
+
+/// Along axis 0 only: block r of x is rows r·b .. (r+1)·b - 1, contiguous.
+void reduceScatterInto(const Tensor& x, Tensor& out) {
+  agreeOn(OpKind::ReduceScatter, x, 0, "reduce-scatter", " along axis 0");
+  const Tensor in = as(x, out.dtype()).rowMajor();
+  transport::reduceScatter(in.data(), out.mutableData(), out.numel(), out.dtype());
+}
+
+void reduceToRootInto(const Tensor& x, int64_t root, Tensor& out) {
+  agreeOn(OpKind::ReduceToRoot, x, root, "reduce-to-root", cat(" to rank ", root));
+  const Tensor in = as(x, out.dtype()).rowMajor();
+  if (worldRank() != root) std::memset(out.mutableData(), 0, static_cast<size_t>(out.numel()) * out.elementSize());
+  transport::reduceToRoot(in.data(), out.mutableData(), x.numel(), out.dtype(), static_cast<int>(root));
+}
+
+} // namespace
 
 Tensor allReduce(const Tensor& x, CollectiveOp op) {
   const DType out = reducedDType(strong(TensorType::of(x)), op);
-  const int64_t ranks = worldSize();
-  if (ranks == 1) return as(x, out);
-  agreeOn(OpKind::AllReduce, x, static_cast<int64_t>(op), "all-reduce", cat(" :", collectiveOpName(op)));
-  // Sums of integers and booleans for :mean are exact in f64 (to 2^53), then rounded once.
-  const DType wire = op == CollectiveOp::Mean && !isFloat(x.dtype()) ? DType::F64
-                     : op == CollectiveOp::Sum && x.dtype() == DType::Bool ? DType::I64
-                                                                            : x.dtype();
-  const Tensor in = as(x, wire).rowMajor();
+  if (worldSize() == 1) return as(x, out);
+  const DType wire = wireDType(x.dtype(), op);
   Tensor sum = Tensor::empty(wire, x.shape());
-  transport::allReduce(in.data(), sum.mutableData(), x.numel(), wire,
-                       op == CollectiveOp::Mean ? CollectiveOp::Sum : op);
-  if (op != CollectiveOp::Mean) return sum;
-  return as(applyBinary(BinaryOp::Div, sum, Tensor::weakInt(ranks)), out);
+  if (op != CollectiveOp::Mean) {
+    allReduceInto(x, op, sum);
+    return sum;
+  }
+  agreeOn(OpKind::AllReduce, x, static_cast<int64_t>(op), "all-reduce", cat(" :", collectiveOpName(op)));
+  const Tensor in = as(x, wire).rowMajor();
+  transport::allReduce(in.data(), sum.mutableData(), x.numel(), wire, CollectiveOp::Sum);
+  return as(applyBinary(BinaryOp::Div, sum, Tensor::weakInt(worldSize())), out);
 }
 
 Tensor broadcast(const Tensor& x, int64_t root) {
   const int64_t ranks = worldSize();
   checkRoot(root, ranks, "broadcast");
   if (ranks == 1) return as(x, x.dtype());
-  agreeOn(OpKind::Broadcast, x, root, "broadcast", cat(" from rank ", root));
   Tensor out = Tensor::empty(x.dtype(), x.shape());
-  if (worldRank() == root) {
-    const Tensor in = x.rowMajor();
-    std::memcpy(out.mutableData(), in.data(), static_cast<size_t>(x.numel()) * x.elementSize());
-  }
-  transport::broadcast(out.mutableData(), x.numel(), x.dtype(), static_cast<int>(root));
+  broadcastInto(x, root, out);
   return out;
 }
 
@@ -120,22 +174,21 @@ Tensor allGather(const Tensor& x, int64_t axis) {
   const int a = normalizeAxis(axis, x.rank());
   const int64_t ranks = worldSize();
   if (ranks == 1) return as(x, x.dtype());
-  agreeOn(OpKind::AllGather, x, a, "all-gather", cat(" along axis ", a));
-  const Tensor in = x.rowMajor();
-  std::vector<int64_t> gathered{ranks};
-  for (int64_t d : x.shape()) gathered.push_back(d);
-  Tensor all = Tensor::empty(x.dtype(), Shape(gathered));
-  transport::allGather(in.data(), all.mutableData(), x.numel(), x.dtype());
   std::vector<int64_t> dims(x.shape().begin(), x.shape().end());
   dims[static_cast<size_t>(a)] *= ranks;
-  if (a == 0) return reshape(all, Shape(dims));
-  // [ranks, before..., axis, after...] → [before..., ranks, axis, after...]
-  int64_t before = 1, after = 1;
-  for (int i = 0; i < a; ++i) before *= x.shape()[i];
-  for (int i = a + 1; i < x.rank(); ++i) after *= x.shape()[i];
-  const Tensor blocks = reshape(all, Shape{ranks, before, x.shape()[a], after});
+  if (a == 0) {
+    Tensor out = Tensor::empty(x.dtype(), Shape(dims));
+    allGatherInto(x, out);
+    return out;
+  }
+  agreeOn(OpKind::AllGather, x, a, "all-gather", cat(" along axis ", a));
+  // Gathered as [ranks, before, axis, after], then moved to [before, ranks, axis, after].
+  const auto [before, after] = around(x, a);
+  const Tensor in = x.rowMajor();
+  Tensor all = Tensor::empty(x.dtype(), Shape{ranks, before, x.shape()[a], after});
+  transport::allGather(in.data(), all.mutableData(), x.numel(), x.dtype());
   const int64_t perm[] = {1, 0, 2, 3};
-  return reshape(contiguous(transpose(blocks, perm)), Shape(dims));
+  return reshape(contiguous(transpose(all, perm)), Shape(dims));
 }
 
 Tensor reduceScatter(const Tensor& x, int64_t axis) {
@@ -147,17 +200,19 @@ Tensor reduceScatter(const Tensor& x, int64_t axis) {
     fail(ErrorKind::Shape, "reduce-scatter: axis ", a, " of ", TensorType::of(x).str(), " does not split into ", ranks,
          " equal blocks");
   if (ranks == 1) return as(x, out);
-  agreeOn(OpKind::ReduceScatter, x, a, "reduce-scatter", cat(" along axis ", a));
-  // [before..., ranks·block, after...] → [ranks, before..., block, after...]: block r contiguous.
-  int64_t before = 1, after = 1;
-  for (int i = 0; i < a; ++i) before *= x.shape()[i];
-  for (int i = a + 1; i < x.rank(); ++i) after *= x.shape()[i];
-  const int64_t block = x.shape()[a] / ranks;
-  const int64_t perm[] = {1, 0, 2, 3};
-  const Tensor in = contiguous(transpose(reshape(as(x, out), Shape{before, ranks, block, after}), perm));
   std::vector<int64_t> dims(x.shape().begin(), x.shape().end());
+  const int64_t block = x.shape()[a] / ranks;
   dims[static_cast<size_t>(a)] = block;
   Tensor mine = Tensor::empty(out, Shape(dims));
+  if (a == 0) {
+    reduceScatterInto(x, mine);
+    return mine;
+  }
+  agreeOn(OpKind::ReduceScatter, x, a, "reduce-scatter", cat(" along axis ", a));
+  // [before, ranks·block, after] → [ranks, before, block, after]: block r contiguous.
+  const auto [before, after] = around(x, a);
+  const int64_t perm[] = {1, 0, 2, 3};
+  const Tensor in = contiguous(transpose(reshape(as(x, out), Shape{before, ranks, block, after}), perm));
   transport::reduceScatter(in.data(), mine.mutableData(), mine.numel(), out);
   return mine;
 }
@@ -167,10 +222,8 @@ Tensor reduceToRoot(const Tensor& x, int64_t root) {
   checkRoot(root, ranks, "reduce-to-root");
   const DType out = reducedDType(x.dtype(), CollectiveOp::Sum);
   if (ranks == 1) return as(x, out);
-  agreeOn(OpKind::ReduceToRoot, x, root, "reduce-to-root", cat(" to rank ", root));
-  const Tensor in = as(x, out).rowMajor();
-  Tensor sum = Tensor::zeros(out, x.shape());
-  transport::reduceToRoot(in.data(), sum.mutableData(), x.numel(), out, static_cast<int>(root));
+  Tensor sum = Tensor::empty(out, x.shape());
+  reduceToRootInto(x, root, sum);
   return sum;
 }
 
@@ -178,6 +231,36 @@ void barrier() {
   if (worldSize() == 1) return;
   agreeOn(OpKind::Barrier, "barrier");
   transport::barrier();
+}
+
+bool collectiveInto(OpKind kind, const OpAttrs& attrs, const Tensor& x, Tensor& out) {
+  const CollectiveAttrs& a = attrsOf(attrs);
+  checkRanks(a, opInfo(kind).name);
+  if (worldSize() == 1 || x.rank() == 0) return false; // nothing to move, or a scalar: the kernel's copy is free
+  switch (kind) {
+  case OpKind::AllReduce:
+    if (a.op == CollectiveOp::Mean || wireDType(x.dtype(), a.op) != out.dtype()) return false;
+    allReduceInto(x, a.op, out);
+    return true;
+  case OpKind::Broadcast:
+    checkRoot(a.root, worldSize(), "broadcast");
+    broadcastInto(x, a.root, out);
+    return true;
+  case OpKind::AllGather:
+    if (normalizeAxis(a.axis, x.rank()) != 0) return false;
+    allGatherInto(x, out);
+    return true;
+  case OpKind::ReduceScatter:
+    if (normalizeAxis(a.axis, x.rank()) != 0 || x.dtype() != out.dtype()) return false;
+    reduceScatterInto(x, out);
+    return true;
+  case OpKind::ReduceToRoot:
+    if (x.dtype() != out.dtype()) return false;
+    checkRoot(a.root, worldSize(), "reduce-to-root");
+    reduceToRootInto(x, a.root, out);
+    return true;
+  default: return false;
+  }
 }
 
 // ---- Type rules and kernels ----

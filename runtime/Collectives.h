@@ -27,6 +27,11 @@ Tensor reduceToRoot(const Tensor& x, int64_t root);
 /// Returns once every rank has called it.
 void barrier();
 
+/// The collective `kind` of x written straight into `out` (contiguous, of the type the
+/// row's rule gives: compiled code's buffer), when no conversion stands in the way;
+/// false (nothing done, nothing communicated) when the caller must run the kernel instead.
+bool collectiveInto(OpKind kind, const OpAttrs& attrs, const Tensor& x, Tensor& out);
+
 // ---- The rows' type rules and kernel adapters ----
 
 TensorType allReduceType(const OpAttrs&, std::span<const TensorType> in);

@@ -752,6 +752,24 @@ Layout resultLayout(OpKind kind, const OpAttrs& attrs, std::span<const OperandLa
   return shared.value_or(Layout::RowMajor);
 }
 
+bool runOpInto(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs, Tensor& out) {
+  if (inputs.size() != 1 || inputs[0].layout() != Layout::RowMajor || !out.isContiguous()) return false;
+  switch (kind) {
+  case OpKind::AllReduce:
+  case OpKind::Broadcast:
+  case OpKind::AllGather:
+  case OpKind::ReduceScatter:
+  case OpKind::ReduceToRoot: {
+    const TensorType in = TensorType::of(inputs[0]);
+    const TensorType predicted = inferType(kind, attrs, std::span<const TensorType>(&in, 1));
+    TSL_ASSERT(out.dtype() == predicted.dtype && out.shape() == predicted.shape, opInfo(kind).name,
+               ": a buffer of ", TensorType::of(out).str(), " for a result of ", predicted.str());
+    return collectiveInto(kind, attrs, inputs[0], out);
+  }
+  default: return false;
+  }
+}
+
 Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs) {
   // Kernels compute on logical elements: a blocked input is converted first (except by
   // the conversions, which read it as it is), and the result is stored in the layout the

@@ -459,5 +459,10 @@ TensorType inferType(OpKind kind, const OpAttrs& attrs, std::span<const TensorTy
 /// Runs an operation eagerly: checks operands, applies the type rule, runs the kernel
 /// and checks that its result has the predicted type.
 Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs);
+/// Runs an operation straight into `out` (contiguous, row-major, of the type the rule
+/// gives), for the rows whose kernel can write into a caller's buffer — the collectives,
+/// whose large results compiled code would otherwise copy once more. False (nothing
+/// done) for any other row or case: call runOp.
+bool runOpInto(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs, Tensor& out);
 
 } // namespace tsl
