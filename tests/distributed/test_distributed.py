@@ -126,6 +126,12 @@ if NO_MPI:
     r = run([TSL, "run", "--ranks", "2", program("collectives.tsl")])
     check("--ranks in a build without MPI says it needs MPI (status 2)",
           r.rc == 2 and "needs a build with MPI" in r.err, str(r))
+    # Started as one of two ranks (as mpirun would), it refuses to run as a world of one.
+    ENV["OMPI_COMM_WORLD_SIZE"] = "2"
+    r = run([TSL, "run", program("collectives.tsl")])
+    del ENV["OMPI_COMM_WORLD_SIZE"]
+    check("a build without MPI launched as one of 2 ranks says so (status 1)",
+          r.rc == 1 and "this build of TSL has no MPI, so it cannot run as one of 2 ranks" in r.err, str(r))
 else:
     # An error on one rank: every rank ends, status 1, the failing rank's message first.
     for n in (2, 4):
