@@ -13,6 +13,7 @@ seconds. --no-mpi (a build without MPI) checks the one-rank world and that --ran
 it needs MPI. Standard library only.
 """
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -73,6 +74,22 @@ def all_ok(result, n):
     lines = {line for line in result.out.splitlines() if line.startswith("ok ")}
     ranks_ok = {int(line.split()[1]) for line in lines if len(line.split()) >= 3 and line.split()[2] == str(n)}
     return result.rc == 0 and ranks_ok == set(range(n))
+
+
+def rank_pids(launcher):
+    """The pids of the `tsl` processes `launcher` (mpirun) started."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                parent = f.read().rsplit(")", 1)[1].split()[1]
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                command = f.read()
+        except OSError:  # ended meanwhile
+            continue
+        if parent == str(launcher) and b"tsl" in command:
+            pids.append(int(pid))
+    return sorted(pids)
 
 
 def write(name, text):
@@ -156,6 +173,28 @@ else:
     exits = write("exits.tsl", "(when (= (world-rank) 1) (exit 3))\n(barrier)\n")
     r = ranks(2, exits, timeout=30)
     check("(exit 3) on one rank ends every rank with status 3", r.rc == 3, str(r))
+    # Ctrl-C to the launcher stops every rank; a rank that dies ends the others.
+    spin = write("spin.tsl", "(println \"ready\" (world-rank))\n(loop [i 0] (when (= (world-rank) 0) (barrier)) (recur (inc i)))\n")
+    for kill in ("interrupt", "rank"):
+        start = time.monotonic()
+        p = subprocess.Popen([*MPIRUN, "-n", "2", TSL, "run", spin], cwd=WORK, env=ENV, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        ready = [p.stdout.readline() for _ in range(2)]
+        if kill == "interrupt":
+            p.send_signal(signal.SIGINT)
+        else:  # SIGKILL to one rank, a child of mpirun
+            os.kill(rank_pids(p.pid)[-1], signal.SIGKILL)
+        try:
+            rc = p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = "timeout"
+        p.stdout.close()
+        p.stderr.close()
+        took = time.monotonic() - start
+        what = "Ctrl-C to mpirun stops every rank" if kill == "interrupt" else "a rank killed ends the others"
+        check(f"{what} (status {rc} in {took:.1f}s)", rc not in (0, "timeout") and took < 15 and len(ready) == 2,
+              f"ready: {ready}")
     # tsl run --ranks N starts mpirun itself.
     r = run([TSL, "run", "--ranks", "2", program("collectives.tsl")])
     check("tsl run --ranks 2 runs the program as two ranks", all_ok(r, 2), str(r))
