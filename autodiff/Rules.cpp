@@ -11,6 +11,7 @@ RuleTable build() {
   addStructureRules(table);
   addNeuralRules(table);
   addLinalgRules(table);
+  addOrderRules(table);
   addCollectiveRules(table);
   // Every operation must say how it differentiates: a missing entry is a table bug.
   for (const OpInfo& info : allOps()) {

@@ -49,6 +49,7 @@ void addElementwiseRules(RuleTable& table);
 void addStructureRules(RuleTable& table);
 void addNeuralRules(RuleTable& table);
 void addLinalgRules(RuleTable& table);
+void addOrderRules(RuleTable& table);
 void addCollectiveRules(RuleTable& table);
 
 /// Shorthands the rule files share.

@@ -1,5 +1,6 @@
 // autodiff/RulesStructure.cpp — derivatives of reductions and of the operations that move
-// elements (reshape, transpose, broadcast, slices, indexing, joins, pad, take).
+// elements (reshape, transpose, broadcast, slices, indexing, joins, pad, take), and of the
+// scans (cumsum, cumprod and the linear scans cumprod's derivatives are made of).
 //
 // A reduction's cotangent is spread back over the axes it reduced. max and min split it
 // evenly among tied maxima (docs/language.md §5). prod's derivative is the product of the other
@@ -281,6 +282,59 @@ Vs cumsumVjp(Emit& e, const Primal& p, V ct) {
   return {reversed(e, e.op(OpKind::CumSum, AxisAttrs{axis}, {reversed(e, ct, axis)}), axis)};
 }
 
+/// v moved one place along `axis`, the place it leaves filled with `fill`: toward the end
+/// (element k gets v_(k-1)) or toward the start (element k gets v_(k+1)).
+V shifted(Emit& e, V v, int64_t axis, bool towardEnd, double fill) {
+  const int rank = v->type().rank();
+  const size_t a = static_cast<size_t>(normalizeAxis(axis, rank));
+  const int64_t n = concreteDims(v->type(), "a scan")[a];
+  if (n == 0) return v;
+  std::vector<SliceRange> ranges(a + 1);
+  ranges[a] = towardEnd ? SliceRange{0, n - 1, 1} : SliceRange{1, n, 1};
+  std::vector<std::array<int64_t, 2>> widths(static_cast<size_t>(rank), std::array<int64_t, 2>{0, 0});
+  widths[a] = towardEnd ? std::array<int64_t, 2>{1, 0} : std::array<int64_t, 2>{0, 1};
+  return e.op(OpKind::Pad, PadAttrs{widths, fill}, {e.op(OpKind::Slice, SliceAttrs{ranges}, {v})});
+}
+
+V linearScan(Emit& e, V a, V b, int64_t axis, bool reverse) {
+  return e.op(OpKind::LinearScan, ScanAttrs{axis, reverse}, {a, b});
+}
+
+// y_k = x_0 ⋯ x_k. With L_k = y_(k-1) (L_0 = 1), the tangent obeys dy_k = x_k·dy_(k-1) +
+// L_k·dx_k: a forward linear scan of L·dx, and the cotangent is its adjoint, L times the
+// reverse scan of ct. Nothing divides by x, so zeros in x are no special case.
+Vs cumprodVjp(Emit& e, const Primal& p, V ct) {
+  if (ct->type().rank() == 0) return {ct};
+  const int64_t axis = attrs<AxisAttrs>(p).axis;
+  return {e.mul(shifted(e, p.y, axis, true, 1), linearScan(e, p.x[0], ct, axis, true))};
+}
+V cumprodJvp(Emit& e, const Primal& p, const Vs& d) {
+  if (d[0]->type().rank() == 0) return d[0];
+  const int64_t axis = attrs<AxisAttrs>(p).axis;
+  return linearScan(e, p.x[0], e.mul(shifted(e, p.y, axis, true, 1), d[0]), axis, false);
+}
+
+// h = scan(a, b), forward: h_k = a_k·h_(k-1) + b_k. The adjoint state is the reverse scan
+// λ = scan_rev(a, ct); then b̄ = λ and ā_k = λ_k·h_(k-1). Reverse: h_k = a_(k+1)·h_(k+1) + b_k,
+// λ = scan(a, ct), b̄ = λ and ā_k = λ_(k-1)·h_k. Tangents scan the perturbation of each step.
+Vs linearScanVjp(Emit& e, const Primal& p, V ct) {
+  const ScanAttrs& s = attrs<ScanAttrs>(p);
+  if (ct->type().rank() == 0) return {nullptr, ct};
+  V lambda = linearScan(e, p.x[0], ct, s.axis, !s.reverse);
+  V da = s.reverse ? e.mul(shifted(e, lambda, s.axis, true, 0), p.y) : e.mul(lambda, shifted(e, p.y, s.axis, true, 0));
+  return {da, lambda};
+}
+V linearScanJvp(Emit& e, const Primal& p, const Vs& d) {
+  const ScanAttrs& s = attrs<ScanAttrs>(p);
+  if (p.y->type().rank() == 0) return d[1];
+  V step = d[1];
+  if (d[0]) {
+    V moved = s.reverse ? shifted(e, e.mul(d[0], p.y), s.axis, false, 0) : e.mul(d[0], shifted(e, p.y, s.axis, true, 0));
+    step = e.addMaybe(moved, step);
+  }
+  return linearScan(e, p.x[0], step, s.axis, s.reverse);
+}
+
 DiffRule rules(VjpRule vjp, JvpRule jvp) { return {Differentiability::Rules, vjp, jvp, ""}; }
 
 } // namespace
@@ -294,6 +348,8 @@ void addStructureRules(RuleTable& t) {
   at(OpKind::Min) = rules(extremumVjp, extremumJvp);
   at(OpKind::LogSumExp) = rules(lseVjp, lseJvp);
   at(OpKind::CumSum) = rules(cumsumVjp, sameOnTangent);
+  at(OpKind::CumProd) = rules(cumprodVjp, cumprodJvp);
+  at(OpKind::LinearScan) = rules(linearScanVjp, linearScanJvp);
   at(OpKind::Tril) = rules(maskedVjp, sameOnTangent);
   at(OpKind::Triu) = rules(maskedVjp, sameOnTangent);
   at(OpKind::Var) = rules(momentVjp<varWeight>, momentJvp<varWeight>);

@@ -101,8 +101,6 @@ const std::vector<BuiltinDoc>& builtinDocs() {
        R"~((range 1 10 3)  ; [1 4 7])~"},
       {"reverse", R"~((reverse coll): the elements of coll in reverse order, as a vector.)~",
        R"~((reverse [:a :b :c])  ; [:c :b :a])~"},
-      {"sort", R"~((sort coll): the elements of coll (all numbers or all strings) in ascending order, as a vector; sort-by takes a key or comparator.)~",
-       R"~((sort ["b" "c" "a"])  ; ["a" "b" "c"])~"},
       {"str", R"~((str x...): the texts of the xs joined (strings as they are, nil as nothing, others as they print).)~",
        R"~((str "loss " 0.5)  ; "loss 0.5")~"},
       {"pr-str", R"~((pr-str x...): the xs printed readably (strings quoted), separated by spaces.)~",

@@ -136,6 +136,25 @@ TracedForm tracedForm(OpKind kind) {
 
 namespace {
 
+/// A call of a form with several results (CallForm::parts): the row once per part, the
+/// results as a vector. Under jit each part is one operation.
+Value runParts(const CallContext& cx, OpCall call, const CallForm& form) {
+  const OpAttrs built = call.attrs;
+  std::vector<Value> out;
+  for (int64_t part = 0; part < form.parts; ++part) {
+    call.attrs = form.withPart(built, part);
+    out.push_back(runCall(cx, call));
+  }
+  return makeVector(std::move(out));
+}
+
+/// Runs a call read by its form: the traced form, the parts, or the operation.
+Value runRead(const CallContext& cx, const OpCall& call, const CallForm& form, Args args) {
+  if (call.traced) return tracedForm(call.kind)(cx, args);
+  if (form.parts > 1) return runParts(cx, call, form);
+  return runCall(cx, call);
+}
+
 /// Registers the builtin a row (or an alias) is called by: it reads the call by its form
 /// and runs the operation, or lowers it by the row's traced form. A form that takes trees
 /// applies the operation to each leaf of a tree given as its first operand, in the tree's
@@ -147,12 +166,10 @@ void definePrimitive(Evaluator& evaluator, const CallName& n) {
       std::vector<Value> leafArgs(args.begin(), args.end());
       return treeMap(args.subspan(0, 1), [&](std::span<const Value> leaf) {
         leafArgs[0] = leaf[0];
-        return runCall(cx, readOpCall(cx, n.kind, *n.form, leafArgs));
+        return runRead(cx, readOpCall(cx, n.kind, *n.form, leafArgs), *n.form, leafArgs);
       });
     }
-    OpCall call = readOpCall(cx, n.kind, *n.form, args);
-    if (call.traced) return tracedForm(call.kind)(cx, args);
-    Value result = runCall(cx, call);
+    Value result = runRead(cx, readOpCall(cx, n.kind, *n.form, args), *n.form, args);
     return effectOnly ? Value() : result;
   });
 }
@@ -198,22 +215,42 @@ void assertClose(const CallContext& cx, const Tensor& a, const Tensor& b, double
 
 void registerTensorBuiltins(Evaluator& evaluator) {
   // Every name a row or an alias is called by; the elementwise rows are already builtins
-  // with their fast paths (eval/BuiltinsNumeric.cpp), and get is shared with maps (below).
+  // with their fast paths (eval/BuiltinsNumeric.cpp), and get and sort are shared with
+  // collections (below).
   for (const CallName& n : callNames()) {
     const Var* existing = evaluator.core().find(n.name);
-    if ((existing && existing->defined) || n.kind == OpKind::Index) continue;
+    if ((existing && existing->defined) || n.kind == OpKind::Index || n.kind == OpKind::Sort) continue;
     definePrimitive(evaluator, n);
   }
+
+  // sort: a tensor sorts along an axis; a collection (a vector or list) as Clojure's sort.
+  const Value sortCollection = evaluator.core().find("sort")->value;
+  evaluator.defineBuiltin("sort", 1, 3, [sortCollection](CallContext& cx, Args args) {
+    if (args[0].isTensor() || isTraced(args[0])) {
+      const CallForm& form = *opInfo(OpKind::Sort).call;
+      return runRead(cx, readOpCall(cx, OpKind::Sort, form, args), form, args);
+    }
+    if (args.size() > 1) fail(ErrorKind::Type, "wrong number of arguments to sort: expected 1 for a collection");
+    return cx.evaluator.apply(sortCollection, args, cx.span);
+  });
 
   // get: indexing on tensors, lookup on maps and vectors.
   const Value lookup = evaluator.core().find("get")->value;
   evaluator.defineBuiltin("get", 2, -1, [lookup](CallContext& cx, Args args) {
-    if ((args[0].isTensor() && !args[0].tensor().isScalar()) || isTraced(args[0])) {
+    const bool tracedScalar = isTraced(args[0]) && tracedType(args[0]).rank() == 0;
+    if ((args[0].isTensor() && !args[0].tensor().isScalar()) || (isTraced(args[0]) && !tracedScalar)) {
       OpCall call = readOpCall(cx, OpKind::Index, *opInfo(OpKind::Index).call, args);
       if (call.traced) return getByTake(cx, args);
       return runCall(cx, call);
     }
     if (args.size() > 3) fail(ErrorKind::Type, "wrong number of arguments to get: expected 2 to 3 for a map or vector");
+    if (tracedScalar) {
+      // A number is neither a tensor get indexes nor a collection: the error eager code
+      // gives (from lookup), without the value, which is known only when the code runs.
+      const ir::Type& type = tracedType(args[0]);
+      fail(ErrorKind::Type, "get expects a map or vector as argument 1, got ",
+           weakTraced(args[0]) ? (isFloat(type.dtype) ? "float" : "integer") : dtypeName(type.dtype), " scalar");
+    }
     return cx.evaluator.apply(lookup, args, cx.span);
   });
 

@@ -34,6 +34,14 @@ template <typename V> void fields(V& v, const PadAttrs*) {
 }
 template <typename V> void fields(V& v, const CountAttrs*) { v("count", &CountAttrs::count); }
 template <typename V> void fields(V& v, const PartAttrs*) { v("part", &PartAttrs::part); }
+template <typename V> void fields(V& v, const TopKAttrs*) {
+  v("k", &TopKAttrs::k);
+  v("part", &TopKAttrs::part);
+}
+template <typename V> void fields(V& v, const ScanAttrs*) {
+  v("axis", &ScanAttrs::axis);
+  v("reverse", &ScanAttrs::reverse);
+}
 template <typename V> void fields(V& v, const CastAttrs*) { v("dtype", &CastAttrs::dtype); }
 template <typename V> void fields(V& v, const FullAttrs*) {
   v("shape", &FullAttrs::shape);

@@ -72,6 +72,18 @@ BuiltCall buildMoment(OpKind self, const ArgValues& v) {
 constexpr ArgSpec kSoftmaxArgs[] = {tensor("x"), keyword("axis", K::Int, "-1")};
 BuiltCall buildAxis1(OpKind self, const ArgValues& v) { return {self, AxisAttrs{v.get<int64_t>(1)}}; }
 
+constexpr ArgSpec kTopKArgs[] = {tensor("x"), required("k", K::Int)};
+BuiltCall buildTopK(OpKind self, const ArgValues& v) { return {self, TopKAttrs{v.get<int64_t>(1), 0}}; }
+OpAttrs topKPart(const OpAttrs& built, int64_t part) {
+  TopKAttrs attrs = std::get<TopKAttrs>(built);
+  attrs.part = part;
+  return attrs;
+}
+
+constexpr ArgSpec kGatherArgs[] = {tensor("x"), tensor("idx"), keyword("axis", K::Int, "-1")};
+constexpr ArgSpec kScatterAddArgs[] = {tensor("x"), tensor("idx"), tensor("src"), keyword("axis", K::Int, "-1")};
+BuiltCall buildAxis3(OpKind self, const ArgValues& v) { return {self, AxisAttrs{v.get<int64_t>(3)}}; }
+
 constexpr ArgSpec kLayerNormArgs[] = {tensor("x"), keyword("axis", K::Int, "-1"), keyword("eps", K::Number, "1e-5")};
 BuiltCall buildLayerNorm(OpKind self, const ArgValues& v) {
   return {self, NormAttrs{v.get<int64_t>(1), v.get<Number>(2).asDouble()}};
@@ -265,6 +277,11 @@ const CallForm kReduceCall{kReduceArgs, buildReduce};
 const CallForm kMomentCall{kMomentArgs, buildMoment};
 const CallForm kAlongAxisCall{kSoftmaxArgs, buildAxis1};
 const CallForm kLayerNormCall{kLayerNormArgs, buildLayerNorm};
+const CallForm kSortCall{kSoftmaxArgs, buildAxis1};
+const CallForm kArgsortCall{kSoftmaxArgs, buildAxis1};
+const CallForm kTopKCall{kTopKArgs, buildTopK, Variadic::None, 0, nullptr, 2, topKPart};
+const CallForm kGatherCall{kGatherArgs, buildAxis2};
+const CallForm kScatterAddCall{kScatterAddArgs, buildAxis3};
 const CallForm kCrossEntropyCall{kCrossEntropyArgs, plain};
 const CallForm kReshapeCall{kReshapeArgs, buildShape1};
 const CallForm kFlattenCall{kX, buildFlatten};
@@ -299,9 +316,9 @@ const CallForm kCategoricalCall{kCategoricalArgs, plain};
 const CallForm kPermutationCall{kRngSplitArgs, buildCount1};
 const CallForm kShuffleCall{kShuffleArgs, plain};
 const CallForm kBernoulliCall{kBernoulliArgs, buildBernoulli};
-const CallForm kAllReduceCall{kAllReduceArgs, buildAllReduce, Variadic::None, 0, nullptr, true};
-const CallForm kBroadcastRootCall{kRootArgs, buildRoot, Variadic::None, 0, nullptr, true};
-const CallForm kCollectiveAxisCall{kCollectiveAxisArgs, buildCollectiveAxis, Variadic::None, 0, nullptr, true};
+const CallForm kAllReduceCall{kAllReduceArgs, buildAllReduce, Variadic::None, 0, nullptr, 1, nullptr, true};
+const CallForm kBroadcastRootCall{kRootArgs, buildRoot, Variadic::None, 0, nullptr, 1, nullptr, true};
+const CallForm kCollectiveAxisCall{kCollectiveAxisArgs, buildCollectiveAxis, Variadic::None, 0, nullptr, 1, nullptr, true};
 const CallForm kBarrierCall{{}, buildBarrier};
 const CallForm kInternal{{}, nullptr};
 

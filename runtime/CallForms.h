@@ -114,6 +114,11 @@ struct CallForm {
   Variadic variadic = Variadic::None;
   int64_t identity = 0;       ///< Fold's value for no operands
   const char* usage = nullptr; ///< a usage to print instead of the one the args give
+  /// How many results a call gives: more than one are the parts of a row with a `part`
+  /// attribute (top-k's values and indices), the builtin applying the row once per part,
+  /// with the attributes `withPart` makes, and returning the vector of the results.
+  int64_t parts = 1;
+  OpAttrs (*withPart)(const OpAttrs& built, int64_t part) = nullptr;
   bool trees = false;          ///< a tree of tensors may stand for the first operand: the
                                ///< operation then applies to each leaf (the collectives)
 };
@@ -156,6 +161,11 @@ extern const CallForm kEinsumCall;
 extern const CallForm kConv2dCall;
 extern const CallForm kPoolCall;
 extern const CallForm kAlongAxisCall; ///< (softmax x :axis -1), (cumsum x :axis -1)
+extern const CallForm kSortCall;      ///< (sort x :axis -1)
+extern const CallForm kArgsortCall;   ///< (argsort x :axis -1)
+extern const CallForm kTopKCall;      ///< (top-k x k): two parts, [values indices]
+extern const CallForm kGatherCall;    ///< (gather x idx :axis -1)
+extern const CallForm kScatterAddCall; ///< (scatter-add x idx src :axis -1)
 extern const CallForm kLayerNormCall;
 extern const CallForm kFullCall;
 extern const CallForm kZerosCall;

@@ -119,9 +119,12 @@ Tensor makeScalar(TypeKey type, V value) {
   });
 }
 
-/// Converts an operand to storage dtype `dtype` (scalars inline, tensors by a copy).
+/// Converts an operand to storage dtype `dtype` (scalars inline, tensors by a copy). The
+/// result is strong: a weak scalar already of that dtype is strengthened too, so a kernel
+/// that returns an operand as it is (where of scalars) never hands back a weak number
+/// where the promotion made the result strong.
 Tensor toOperand(const Tensor& t, DType dtype) {
-  if (t.dtype() == dtype) return t;
+  if (t.dtype() == dtype && !t.weak()) return t;
   return t.isScalar() ? t.castScalar(dtype) : astype(t, dtype);
 }
 

@@ -9,8 +9,10 @@
 #include "runtime/Layout.h"
 #include "runtime/Collectives.h"
 #include "runtime/Decompositions.h"
+#include "runtime/GatherScatter.h"
 #include "runtime/Gradients.h"
 #include "runtime/LinearAlgebra.h"
+#include "runtime/Order.h"
 #include "runtime/Random.h"
 #include "runtime/Scan.h"
 #include "runtime/Softmax.h"
@@ -280,6 +282,18 @@ TensorType cumsumType(const OpAttrs& a, std::span<const TensorType> in) {
   return {t.dtype, t.weak, in[0].shape};
 }
 Tensor cumsumKernel(const OpAttrs& a, std::span<const Tensor> in) { return cumsum(in[0], get<AxisAttrs>(a).axis); }
+TensorType cumprodType(const OpAttrs& a, std::span<const TensorType> in) { return cumsumType(a, in); }
+Tensor cumprodKernel(const OpAttrs& a, std::span<const Tensor> in) { return cumprod(in[0], get<AxisAttrs>(a).axis); }
+
+TensorType linearScanType(const OpAttrs& a, std::span<const TensorType> in) {
+  if (in[0].shape != in[1].shape)
+    fail(ErrorKind::Shape, "linear_scan: a ", in[0].str(), " and b ", in[1].str(), " must have one shape");
+  if (in[0].shape.rank() > 0) (void)normalizeAxis(get<ScanAttrs>(a).axis, in[0].shape.rank());
+  return {linearScanResultType(keyOf(in[0]), keyOf(in[1])).dtype, false, in[0].shape};
+}
+Tensor linearScanKernel(const OpAttrs& a, std::span<const Tensor> in) {
+  return linearScan(in[0], in[1], get<ScanAttrs>(a).axis, get<ScanAttrs>(a).reverse);
+}
 
 TensorType softmaxType(const OpAttrs& a, std::span<const TensorType> in) {
   return floatSameShapeType(in, get<AxisAttrs>(a).axis, "softmax");
@@ -567,6 +581,7 @@ std::vector<OpInfo> buildTable() {
                    LayoutClass::layout, flags, type, kernel, &call, doc, example});
   TSL_OTHER_OPS(TSL_ADD_OTHER)
   TSL_LINALG_OPS(TSL_ADD_OTHER)
+  TSL_ORDER_OPS(TSL_ADD_OTHER)
   TSL_COLLECTIVE_OPS(TSL_ADD_OTHER)
 #undef TSL_ADD_OTHER
   for (size_t i = 0; i < table.size(); ++i) TSL_ASSERT(static_cast<size_t>(table[i].kind) == i);
@@ -660,7 +675,7 @@ std::optional<UnaryOp> unaryOpOf(OpKind kind) {
 const char* opIdentifier(OpKind kind) {
   static const char* const names[] = {
 #define TSL_IDENT(name, ...) #name,
-      TSL_BINARY_OPS(TSL_IDENT) TSL_UNARY_OPS(TSL_IDENT) TSL_OTHER_OPS(TSL_IDENT) TSL_LINALG_OPS(TSL_IDENT)
+      TSL_BINARY_OPS(TSL_IDENT) TSL_UNARY_OPS(TSL_IDENT) TSL_OTHER_OPS(TSL_IDENT) TSL_LINALG_OPS(TSL_IDENT) TSL_ORDER_OPS(TSL_IDENT)
           TSL_COLLECTIVE_OPS(TSL_IDENT)
 #undef TSL_IDENT
   };

@@ -17,6 +17,7 @@
 #include "runtime/LinalgRows.h"
 #include "runtime/NeuralNet.h"
 #include "runtime/OpTraits.h"
+#include "runtime/OrderRows.h"
 #include "runtime/Reduce.h"
 #include "runtime/Views.h"
 
@@ -141,6 +142,9 @@ struct CallForm; // runtime/CallForms.h
   X(CumSum, "cumsum", "cumsum", 1, 1, AxisAttrs, Scan, AxisSensitive, kBitExact, cumsumType, cumsumKernel, kAlongAxisCall,          \
     "Prefix sums along an axis (the last by default): element k is the sum of elements 0..k; integers give i64.",   \
     "(cumsum [[1 2 3] [4 5 6]] :axis 1) ; i64[2,3] [[1 3 6] [4 9 15]]")                                              \
+  X(CumProd, "cumprod", "cumprod", 1, 1, AxisAttrs, Scan, AxisSensitive, kBitExact, cumprodType, cumprodKernel, kAlongAxisCall,      \
+    "Prefix products along an axis (the last by default): element k is the product of elements 0..k; integers give i64.", \
+    "(cumprod [[1 2 3] [4 5 6]] :axis 1) ; i64[2,3] [[1 2 6] [4 20 120]]")                                           \
   X(Softmax, "softmax", "softmax", 1, 1, AxisAttrs, Reduction, AxisSensitive, kFloatOnly, softmaxType, softmaxKernel, kAlongAxisCall, \
     "e^x / Σ e^x along an axis (the last by default).",                                                                \
     "(softmax [0.0 0.0]) ; f32[2] [0.5 0.5]")                                                                          \
@@ -219,6 +223,9 @@ struct CallForm; // runtime/CallForms.h
   X(AvgPool2dGrad, "avg-pool2d-grad", "avg_pool2d_grad", 1, 1, Pool2dGradAttrs, Opaque, LayoutDemanding, kFloatOnly, avgPoolGradType, avgPoolGradKernel, kInternal, \
     "The cotangent of avg-pool2d: g spread evenly over each window (derivative programs).",                            \
     "")                                                                                                                \
+  X(LinearScan, "linear-scan", "linear_scan", 2, 2, ScanAttrs, Scan, AxisSensitive, kFloatOnly, linearScanType, linearScanKernel, kInternal, \
+    "h_k = a_k·h_(k-1) + b_k along an axis from h_(-1) = 0; reversed, h_k = a_(k+1)·h_(k+1) + b_k (derivatives of scans).", \
+    "")                                                                                                                \
   X(Transdata, "to-layout", "transdata", 1, 1, LayoutAttrs, Opaque, Converting, kBitExact, layoutType, layoutKernel, kLayoutCall, \
     "The same logical tensor stored in another physical layout (:nhwc :nc1hwc0 :fractal-z :fractal-nz ...); in the IR a transdata.", \
     "(layout (to-layout (ones [1 2 2 2]) :nhwc)) ; :nhwc")
@@ -235,7 +242,7 @@ struct CallForm; // runtime/CallForms.h
 
 enum class OpKind : uint16_t {
 #define TSL_KIND(name, ...) name,
-  TSL_BINARY_OPS(TSL_KIND) TSL_UNARY_OPS(TSL_KIND) TSL_OTHER_OPS(TSL_KIND) TSL_LINALG_OPS(TSL_KIND)
+  TSL_BINARY_OPS(TSL_KIND) TSL_UNARY_OPS(TSL_KIND) TSL_OTHER_OPS(TSL_KIND) TSL_LINALG_OPS(TSL_KIND) TSL_ORDER_OPS(TSL_KIND)
       TSL_COLLECTIVE_OPS(TSL_KIND)
 #undef TSL_KIND
 };
@@ -364,6 +371,16 @@ struct PartAttrs { ///< slogdet, qr, svd, eigh: which result of the decompositio
   int64_t part = 0;
   bool operator==(const PartAttrs&) const = default;
 };
+struct TopKAttrs { ///< top-k: how many, and which result (0 the values, 1 their indices)
+  int64_t k = 0;
+  int64_t part = 0;
+  bool operator==(const TopKAttrs&) const = default;
+};
+struct ScanAttrs { ///< linear-scan: the axis, and whether it runs from the end
+  int64_t axis = -1;
+  bool reverse = false;
+  bool operator==(const ScanAttrs&) const = default;
+};
 struct LayoutAttrs { ///< transdata: to-layout, whether the user wrote it or the compiler placed it
   Layout layout = Layout::RowMajor;
   bool operator==(const LayoutAttrs&) const = default;
@@ -373,7 +390,7 @@ using OpAttrs = std::variant<NoAttrs, AxisAttrs, ShapeAttrs, PermAttrs, AxesAttr
                              PadAttrs, CountAttrs, CastAttrs, FullAttrs, ArangeAttrs, LinspaceAttrs, EyeAttrs,
                              RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, MomentAttrs, DiagonalAttrs, Conv2dAttrs,
                              Pool2dAttrs, SliceGradAttrs, TakeGradAttrs, Conv2dGradAttrs, Pool2dGradAttrs,
-                             LayoutAttrs, RandIntAttrs, PartAttrs, CollectiveAttrs>;
+                             LayoutAttrs, RandIntAttrs, PartAttrs, TopKAttrs, ScanAttrs, CollectiveAttrs>;
 
 /// The type of a tensor value: dtype (weak for untyped literals), shape.
 struct TensorType {

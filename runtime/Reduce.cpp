@@ -340,6 +340,8 @@ Tensor moment(bool root, const Tensor& x, const MomentAttrs& attrs) {
   const int64_t divisor = std::max<int64_t>(reducedCount(x.shape(), r) - attrs.ddof, 0);
   Tensor out = applyBinary(BinaryOp::Div, squares, Tensor::weakFloat(static_cast<double>(divisor)));
   if (root) out = applyUnary(UnaryOp::Sqrt, out);
+  // The moment of a weak scalar stays weak (at f64 precision), as reduce's results do.
+  if (result.weak && out.isScalar()) return Tensor::weakFloat(out.toDouble());
   return out.dtype() == result.dtype ? out : astype(out, result.dtype);
 }
 

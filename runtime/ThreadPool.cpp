@@ -67,6 +67,17 @@ private:
 
 
 class ThreadPool {
+  /// One parallel loop as a thread found it, under the mutex. `next_` holds the loop's
+  /// tag (its generation, modulo 2^24) above the index of the next chunk to take.
+  struct Loop {
+    const std::function<void(int64_t)>* job = nullptr;
+    int64_t chunks = 0;
+    uint64_t tag = 0;
+  };
+  static constexpr int kIndexBits = 40; // loops of up to 2^40 chunks
+  static constexpr int64_t kIndexMask = (int64_t{1} << kIndexBits) - 1;
+  static constexpr uint64_t kTagMask = (uint64_t{1} << (63 - kIndexBits)) - 1;
+
 public:
   explicit ThreadPool(int threads) {
     // Workers inherit a mask blocking every asynchronous signal: a process signal such as
@@ -91,18 +102,19 @@ public:
   /// Runs chunks [0, chunks) of `job`, this thread taking part; one loop at a time.
   void run(int64_t chunks, const std::function<void(int64_t)>& job) {
     std::lock_guard<std::mutex> serial(runMutex_); // nested or concurrent loops wait their turn
+    Loop loop;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       job_ = &job;
       chunks_ = chunks;
-      next_.store(0);
       pending_.store(chunks);
       error_ = nullptr;
       failed_.store(false);
-      generation_.fetch_add(1, std::memory_order_release);
+      loop = {job_, chunks_, (generation_.fetch_add(1, std::memory_order_release) + 1) & kTagMask};
+      next_.store(static_cast<int64_t>(loop.tag << kIndexBits));
     }
     wake_.notify_all();
-    drain();
+    drain(loop);
     spinWhile([this] { return pending_.load(std::memory_order_acquire) != 0; });
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [this] { return pending_.load(std::memory_order_acquire) == 0; });
@@ -113,13 +125,21 @@ public:
 private:
   /// Takes chunks until none are left. Once a chunk has failed (an error, or an
   /// interrupt) the rest are skipped: their results would be thrown away.
-  void drain() {
+  void drain(const Loop& loop) {
     for (;;) {
-      const int64_t chunk = next_.fetch_add(1);
-      if (chunk >= chunks_) return;
+      // Claim the next chunk of this loop only: a worker still here from a loop that has
+      // ended must neither take a chunk of the next one nor read its fields as they change.
+      int64_t word = next_.load();
+      int64_t chunk = 0;
+      for (;;) {
+        if (static_cast<uint64_t>(word) >> kIndexBits != loop.tag) return;
+        chunk = word & kIndexMask;
+        if (chunk >= loop.chunks) return;
+        if (next_.compare_exchange_weak(word, word + 1)) break;
+      }
       if (!failed_.load(std::memory_order_relaxed)) {
         try {
-          (*job_)(chunk);
+          (*loop.job)(chunk);
         } catch (...) {
           failed_.store(true, std::memory_order_relaxed);
           std::lock_guard<std::mutex> lock(mutex_);
@@ -150,6 +170,7 @@ private:
 
   void work() {
     uint64_t seen = 0;
+    Loop loop;
     for (;;) {
       // The next loop usually comes soon: watch for it before sleeping.
       spinWhile([&] { return generation_.load(std::memory_order_acquire) == seen && !stopping_.load(); });
@@ -158,8 +179,9 @@ private:
         wake_.wait(lock, [&] { return stopping_ || (generation_.load() != seen && job_); });
         if (stopping_) return;
         seen = generation_.load();
+        loop = {job_, chunks_, seen & kTagMask};
       }
-      drain();
+      drain(loop);
     }
   }
 
@@ -209,7 +231,9 @@ void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int
   }
   // A few chunks per thread balance uneven work without much overhead; more of them when
   // the range is long, so that an interrupt, checked before each chunk, is seen soon.
-  const int64_t chunks = std::min<int64_t>(n / grain, std::max<int64_t>(int64_t(threads) * 4, n / (grain * 64)));
+  // (At most 2^32 chunks: the pool counts them in 40 bits.)
+  const int64_t chunks = std::min<int64_t>(
+      {n / grain, std::max<int64_t>(int64_t(threads) * 4, n / (grain * 64)), int64_t{1} << 32});
   const int64_t step = (n + chunks - 1) / chunks;
   const InterruptFlag* flag = currentInterruptFlag();
   const FloatMode mode = FloatMode::current();

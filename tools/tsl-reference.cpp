@@ -5,7 +5,7 @@
 // writes the reference of the standard library (docs/stdlib.md) from the docstrings of
 // DIR's modules, as :doc prints them. `tsl-reference --json`
 // writes the same table as data (each name's call form, its arguments with their kinds,
-// uses and defaults, traits, classes, sentence and example): what tools/progen generates
+// uses and defaults, how many results it gives, traits, classes, sentence and example): what tools/progen generates
 // programs from, so a new operation is generated without touching the generator.
 #include "runtime/CallForms.h"
 #include "runtime/Ops.h"
@@ -96,7 +96,9 @@ const char* formName(const tsl::CallForm* form) {
       {&kRngKeyCall, "rng-key"},    {&kRngSplitCall, "rng-split"},    {&kRandomCall, "random"},
       {&kDropoutCall, "dropout"},   {&kMomentCall, "moment"},         {&kDiagonalCall, "diagonal"},
       {&kRandIntCall, "randint"},   {&kCategoricalCall, "categorical"}, {&kPermutationCall, "permutation"},
-      {&kShuffleCall, "shuffle"},   {&kBernoulliCall, "bernoulli"},   {&kAllReduceCall, "all-reduce"},
+      {&kShuffleCall, "shuffle"},   {&kBernoulliCall, "bernoulli"},   {&kSortCall, "sort"},
+      {&kArgsortCall, "argsort"},   {&kTopKCall, "top-k"},            {&kGatherCall, "gather"},
+      {&kScatterAddCall, "scatter-add"}, {&kAllReduceCall, "all-reduce"},
       {&kBroadcastRootCall, "collective-root"}, {&kCollectiveAxisCall, "collective-axis"},
       {&kBarrierCall, "barrier"},   {&kInternal, "internal"}};
   for (const auto& [f, name] : forms)
@@ -172,7 +174,8 @@ void writeJson() {
     std::cout << (first ? "" : ",\n") << "  {\"name\": " << json(n.name) << ", \"op\": " << json(op.name)
               << ", \"mnemonic\": " << json(op.mnemonic) << ", \"form\": " << json(formName(n.form))
               << ", \"usage\": " << json(usageOf(n.name, *n.form)) << ", \"variadic\": "
-              << json(variadicName(n.form->variadic)) << ", \"min_inputs\": " << op.minInputs
+              << json(variadicName(n.form->variadic)) << ", \"parts\": " << n.form->parts
+              << ", \"min_inputs\": " << op.minInputs
               << ", \"max_inputs\": " << op.maxInputs << ", \"fusion\": " << json(fusionName(op.fusion))
               << ", \"layout\": " << json(layoutClassName(op.layout)) << ", \"traits\": " << traitsOf(op)
               << ",\n   \"args\": [";

@@ -66,8 +66,8 @@ bool alongAxis(FunctionCodegen& g, const Operation& op, llvm::Value* out, int64_
   return true;
 }
 
-/// cumsum of f32, f64, i32 and i64 along one axis: runtime/ScanRows.h's rows.
-bool cumsum(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+/// cumsum or cumprod (`kernel`) of f32, f64, i32 and i64 along one axis: runtime/ScanRows.h's rows.
+bool prefixScan(FunctionCodegen& g, const Operation& op, llvm::Value* out, const char* kernel) {
   const ir::Type& x = op.operand(0)->type();
   const DType y = op.result()->type().dtype;
   const bool native = (isFloatKernelType(x.dtype) && y == x.dtype) ||
@@ -77,8 +77,31 @@ bool cumsum(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   const size_t a = static_cast<size_t>(normalizeAxis(std::get<AxisAttrs>(op.attrs()).axis, x.rank()));
   const int64_t outer = product(dims, 0, a), n = dims[a], inner = product(dims, a + 1);
   if (outer * n * inner == 0) return true;
-  rowsKernel(g, cat("tsl_k_cumsum_", kernelTag(x.dtype), "_", kernelTag(y)), g.pointer(op.operand(0)), out, outer,
+  rowsKernel(g, cat("tsl_k_", kernel, "_", kernelTag(x.dtype), "_", kernelTag(y)), g.pointer(op.operand(0)), out, outer,
              n * inner, {g.i64(n), g.i64(inner)});
+  return true;
+}
+bool cumsum(FunctionCodegen& g, const Operation& op, llvm::Value* out) { return prefixScan(g, op, out, "cumsum"); }
+bool cumprod(FunctionCodegen& g, const Operation& op, llvm::Value* out) { return prefixScan(g, op, out, "cumprod"); }
+
+/// The linear recurrences of cumprod's derivatives, f32 and f64: runtime/ScanRows.h's rows.
+bool linearScan(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& y = op.result()->type();
+  if (!isFloatKernelType(y.dtype) || op.operand(0)->type().dtype != y.dtype || op.operand(1)->type().dtype != y.dtype ||
+      y.rank() == 0)
+    return false;
+  const auto& attrs = std::get<ScanAttrs>(op.attrs());
+  const std::vector<int64_t> dims = dimsOf(y);
+  const size_t a = static_cast<size_t>(normalizeAxis(attrs.axis, y.rank()));
+  const int64_t outer = product(dims, 0, a), n = dims[a], inner = product(dims, a + 1);
+  if (outer * n * inner == 0) return true;
+  llvm::Function* fn = g.library().get(cat("tsl_k_linearscan_", kernelTag(y.dtype)));
+  g.parallel(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(n * inner, 1)),
+             {g.pointer(op.operand(0)), g.pointer(op.operand(1)), out},
+             [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+               b.CreateCall(fn, {got[0], got[1], got[2], begin, end, b.getInt64(static_cast<uint64_t>(n)),
+                                 b.getInt64(static_cast<uint64_t>(inner)), b.getInt32(attrs.reverse ? 1 : 0)});
+             });
   return true;
 }
 
@@ -228,6 +251,76 @@ bool take(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   return true;
 }
 
+/// Operands as [outer, axis, inner]: n along the axis for x, m for the indices.
+struct AlongAxis {
+  int64_t outer, n, m, inner;
+};
+
+/// gather where idx has the result's shape and x matches it off the axis (no broadcast),
+/// after checking every index: runtime/GatherRows.h's rows.
+bool gather(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& x = op.operand(0)->type();
+  const ir::Type& idx = op.operand(1)->type();
+  const ir::Type& y = op.result()->type();
+  if (!isIndexType(idx.dtype) || idx.dims != y.dims) return false;
+  const std::vector<int64_t> xs = dimsOf(x), ys = dimsOf(y);
+  const size_t a = static_cast<size_t>(normalizeAxis(std::get<AxisAttrs>(op.attrs()).axis, x.rank()));
+  for (size_t d = 0; d < xs.size(); ++d)
+    if (d != a && xs[d] != ys[d]) return false;
+  const AlongAxis s{product(ys, 0, a), xs[a], ys[a], product(ys, a + 1)};
+  llvm::Value* indices = g.pointer(op.operand(1));
+  const char* itag = kernelTag(idx.dtype);
+  llvm::Value* bad = g.builder().CreateCall(g.library().get(cat("tsl_k_badindex_", itag)),
+                                            {indices, g.i64(product(ys)), g.i64(s.n)});
+  checkElements(g, op, bad, indices, idx.dtype, cat("gather: index {0} is out of range for axis ", a, " of size ", s.n));
+  if (s.outer * s.m * s.inner == 0) return true;
+  llvm::Function* fn = g.library().get(cat("tsl_k_gather_", dtypeSize(x.dtype), "_", itag));
+  g.parallel(s.outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(s.m * s.inner, 1)),
+             {g.pointer(op.operand(0)), indices, out},
+             [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+               b.CreateCall(fn, {got[0], got[1], got[2], b.getInt64(static_cast<uint64_t>(s.n)),
+                                 b.getInt64(static_cast<uint64_t>(s.m)), b.getInt64(static_cast<uint64_t>(s.inner)),
+                                 begin, end});
+             });
+  return true;
+}
+
+void copyInto(FunctionCodegen& g, const ir::Value* v, llvm::Value* out, DType outType,
+              const std::vector<int64_t>& outStrides, int64_t offset);
+
+/// scatter-add of f32, f64, i32 or i64 operands of the result's dtype, where idx has src's
+/// shape and x's off the axis: the indices checked, x copied, then runtime/GatherRows.h's rows.
+bool scatterAdd(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
+  const ir::Type& x = op.operand(0)->type();
+  const ir::Type& idx = op.operand(1)->type();
+  const ir::Type& src = op.operand(2)->type();
+  const DType t = op.result()->type().dtype;
+  if (!isIndexType(idx.dtype) || !kernelTag(t) || x.dtype != t || src.dtype != t || idx.dims != src.dims) return false;
+  const std::vector<int64_t> xs = dimsOf(x), is = dimsOf(idx);
+  const size_t a = static_cast<size_t>(normalizeAxis(std::get<AxisAttrs>(op.attrs()).axis, x.rank()));
+  for (size_t d = 0; d < xs.size(); ++d)
+    if (d != a && xs[d] != is[d]) return false;
+  const AlongAxis s{product(is, 0, a), xs[a], is[a], product(is, a + 1)};
+  llvm::Value* indices = g.pointer(op.operand(1));
+  const char* itag = kernelTag(idx.dtype);
+  llvm::Value* bad = g.builder().CreateCall(g.library().get(cat("tsl_k_badindex_", itag)),
+                                            {indices, g.i64(product(is)), g.i64(s.n)});
+  checkElements(g, op, bad, indices, idx.dtype,
+                cat("scatter-add: index {0} is out of range for axis ", a, " of size ", s.n));
+  if (product(xs) == 0) return true;
+  copyInto(g, op.operand(0), out, t, contiguousStrides(xs), 0);
+  if (s.outer * s.m * s.inner == 0) return true;
+  llvm::Function* fn = g.library().get(cat("tsl_k_scatteradd_", kernelTag(t), "_", itag));
+  g.parallel(s.outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(s.m * s.inner, 1)),
+             {indices, g.pointer(op.operand(2)), out},
+             [&](llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const std::vector<llvm::Value*>& got) {
+               b.CreateCall(fn, {got[0], got[1], got[2], b.getInt64(static_cast<uint64_t>(s.n)),
+                                 b.getInt64(static_cast<uint64_t>(s.m)), b.getInt64(static_cast<uint64_t>(s.inner)),
+                                 begin, end});
+             });
+  return true;
+}
+
 bool oneHot(FunctionCodegen& g, const Operation& op, llvm::Value* out) {
   const ir::Type& labels = op.operand(0)->type();
   if (!isIndexType(labels.dtype) || op.result()->type().dtype != DType::F32) return false;
@@ -337,6 +430,10 @@ const Row kEmitters[] = {
     {OpKind::LayerNorm, layerNorm},
     {OpKind::LogSumExp, logSumExp},
     {OpKind::CumSum, cumsum},
+    {OpKind::CumProd, cumprod},
+    {OpKind::LinearScan, linearScan},
+    {OpKind::Gather, gather},
+    {OpKind::ScatterAdd, scatterAdd},
     {OpKind::CrossEntropy, crossEntropy},
     {OpKind::MatMul, emitMatmul},
     {OpKind::Dot, emitMatmul},
@@ -372,6 +469,10 @@ const Fallback kFallbacks[] = {
     {OpKind::Var, "var runs its eager kernel (two passes: the mean, then the squared deviations)"},
     {OpKind::Std, "std runs its eager kernel (two passes: the mean, then the squared deviations)"},
     {OpKind::TakeGrad, "the scatter-add of take's gradient is not generated yet"},
+    {OpKind::Sort, "sorting runs the eager kernel (a comparison sort of each row, which the kernel library, built "
+                   "without the C++ library's allocating algorithms, does not hold)"},
+    {OpKind::ArgSort, "sorting runs the eager kernel (a comparison sort of each row)"},
+    {OpKind::TopK, "top-k runs the eager kernel (a partial comparison sort of each row)"},
     {OpKind::Arange, "creation runs on the eager kernel (usually folded to a constant)"},
     {OpKind::Linspace, "creation runs on the eager kernel (usually folded to a constant)"},
     {OpKind::Eye, "creation runs on the eager kernel (usually folded to a constant)"},

@@ -4,9 +4,9 @@
 // tsl_k_<name>_<type>, taking the [begin, end) of its outermost loop so that generated code
 // can run it in parallel chunks: softmax / log-softmax, logsumexp and layer-norm (the row
 // functions of runtime/RowKernels.h, which the eager kernels use too), cumsum
-// (runtime/ScanRows.h), cross-entropy,
+// and cumprod and the linear scans of its derivatives (runtime/ScanRows.h), cross-entropy,
 // matmul and conv2d (the packed GEMM and convolution of PackedGemm.h), max and average
-// pooling (runtime/PoolRows.h), take and one-hot.
+// pooling (runtime/PoolRows.h), take, one-hot, gather and scatter-add (runtime/GatherRows.h).
 // Kernels that can fail on data (an index out of range) return
 // -1 on success, or the flat position of the offending element; the caller raises the
 // error eager code raises.
@@ -19,6 +19,7 @@
 #pragma once
 
 #include "compiler/cpu/kernels/PackedGemm.h"
+#include "runtime/GatherRows.h"
 #include "runtime/PoolRows.h"
 #include "runtime/RowKernels.h"
 #include "runtime/ScanRows.h"
@@ -97,6 +98,33 @@ TSL_CUMSUM_KERNEL(f64, double, f64, double)
 TSL_CUMSUM_KERNEL(i32, int32_t, i64, int64_t)
 TSL_CUMSUM_KERNEL(i64, int64_t, i64, int64_t)
 
+#define TSL_CUMPROD_KERNEL(tag, S, otag, O)                                                        \
+  extern "C" void tsl_k_cumprod_##tag##_##otag(const S* x, O* y, int64_t begin, int64_t end, int64_t n, \
+                                               int64_t inner) noexcept {                           \
+    TSL_ROW_LOOP for (int64_t o = begin; o < end; ++o)                                                 \
+      TSL_ROW_LOOP for (int64_t i = 0; i < inner; ++i)                                                 \
+        tsl::rows::cumprod(x + o * n * inner + i, y + o * n * inner + i, n, inner);                \
+  }                                                                                                \
+  TSL_KERNEL_EXPORT(tsl_k_cumprod_##tag##_##otag)
+TSL_CUMPROD_KERNEL(f32, float, f32, float)
+TSL_CUMPROD_KERNEL(f64, double, f64, double)
+TSL_CUMPROD_KERNEL(i32, int32_t, i64, int64_t)
+TSL_CUMPROD_KERNEL(i64, int64_t, i64, int64_t)
+
+// The linear recurrences of cumprod's derivatives (runtime/ScanRows.h), a and b to h.
+#define TSL_LINEAR_SCAN_KERNEL(tag, T)                                                             \
+  extern "C" void tsl_k_linearscan_##tag(const T* a, const T* b, T* h, int64_t begin, int64_t end, int64_t n, \
+                                         int64_t inner, int32_t reverse) noexcept {                \
+    TSL_ROW_LOOP for (int64_t o = begin; o < end; ++o)                                                 \
+      TSL_ROW_LOOP for (int64_t i = 0; i < inner; ++i) {                                               \
+        const int64_t at = o * n * inner + i;                                                      \
+        tsl::rows::linearScan(a + at, b + at, h + at, n, inner, reverse != 0);                     \
+      }                                                                                            \
+  }                                                                                                \
+  TSL_KERNEL_EXPORT(tsl_k_linearscan_##tag)
+TSL_LINEAR_SCAN_KERNEL(f32, float)
+TSL_LINEAR_SCAN_KERNEL(f64, double)
+
 // cross-entropy of logits T with labels L: -1 (and the loss at *out), or the position of
 // the first label outside [0, classes).
 #define TSL_CROSS_ENTROPY(tag, T, ltag, L)                                                         \
@@ -157,14 +185,6 @@ void take(const E* x, const I* idx, E* out, int64_t count, int64_t size, int64_t
       E* dst = out + (o * count + k) * inner;
       for (int64_t i = 0; i < inner; ++i) dst[i] = src[i];
     }
-}
-
-/// The first index outside [-size, size), as its position; -1 if all are valid.
-template <typename I>
-int64_t badIndex(const I* idx, int64_t count, int64_t size) {
-  for (int64_t k = 0; k < count; ++k)
-    if (idx[k] < -size || idx[k] >= size) return k;
-  return -1;
 }
 
 template <typename L>
@@ -243,7 +263,7 @@ TSL_POOL(avgpool, Average, f64, double)
 
 #define TSL_INDEX_KERNELS(itag, I)                                                                 \
   extern "C" int64_t tsl_k_badindex_##itag(const I* idx, int64_t count, int64_t size) noexcept {   \
-    return badIndex<I>(idx, count, size);                                                          \
+    return tsl::rows::badIndex<I>(idx, count, size);                                                          \
   }                                                                                                \
   TSL_KERNEL_EXPORT(tsl_k_badindex_##itag)                                                         \
   extern "C" int64_t tsl_k_badlabel_##itag(const I* labels, int64_t count, int64_t classes) noexcept { \
@@ -269,3 +289,29 @@ TSL_INDEX_KERNELS(i64, int64_t)
   TSL_TAKE(8, uint64_t, itag, I)
 TSL_TAKE_WIDTHS(i32, int32_t)
 TSL_TAKE_WIDTHS(i64, int64_t)
+
+// gather (runtime/GatherRows.h) moves elements by their width: tsl_k_gather_<bytes>_<index type>.
+#define TSL_GATHER(width, E, itag, I)                                                              \
+  extern "C" void tsl_k_gather_##width##_##itag(const E* x, const I* idx, E* out, int64_t n, int64_t m, \
+                                                int64_t inner, int64_t b, int64_t e) noexcept {    \
+    tsl::rows::gather<E, I>(x, idx, out, n, m, inner, b, e);                                       \
+  }                                                                                                \
+  TSL_KERNEL_EXPORT(tsl_k_gather_##width##_##itag)
+#define TSL_GATHER_WIDTHS(itag, I)                                                                 \
+  TSL_GATHER(1, uint8_t, itag, I) TSL_GATHER(2, uint16_t, itag, I) TSL_GATHER(4, uint32_t, itag, I) \
+  TSL_GATHER(8, uint64_t, itag, I)
+TSL_GATHER_WIDTHS(i32, int32_t)
+TSL_GATHER_WIDTHS(i64, int64_t)
+
+// scatter-add (runtime/GatherRows.h): tsl_k_scatteradd_<type>_<index type>.
+#define TSL_SCATTER_ADD(tag, T, itag, I)                                                           \
+  extern "C" void tsl_k_scatteradd_##tag##_##itag(const I* idx, const T* src, T* out, int64_t n, int64_t m, \
+                                                  int64_t inner, int64_t b, int64_t e) noexcept {  \
+    tsl::rows::scatterAdd<T, I>(idx, src, out, n, m, inner, b, e);                                 \
+  }                                                                                                \
+  TSL_KERNEL_EXPORT(tsl_k_scatteradd_##tag##_##itag)
+#define TSL_SCATTER_ADD_TYPES(itag, I)                                                             \
+  TSL_SCATTER_ADD(f32, float, itag, I) TSL_SCATTER_ADD(f64, double, itag, I)                       \
+  TSL_SCATTER_ADD(i32, int32_t, itag, I) TSL_SCATTER_ADD(i64, int64_t, itag, I)
+TSL_SCATTER_ADD_TYPES(i32, int32_t)
+TSL_SCATTER_ADD_TYPES(i64, int64_t)

@@ -76,6 +76,13 @@ std::optional<Sample> sampleFor(OpKind kind) {
   case OpKind::AvgPool2d: return Sample{{image}, Pool2dAttrs{{3, 3}, {1, 2}, {0, 0}}};
   case OpKind::Softmax: return Sample{{m23}, AxisAttrs{0}};
   case OpKind::CumSum: return Sample{{m23}, AxisAttrs{1}};
+  case OpKind::CumProd: return Sample{{m23}, AxisAttrs{0}};
+  case OpKind::LinearScan: return Sample{{m23, m23}, ScanAttrs{0, true}};
+  case OpKind::Sort: return Sample{{m23}, AxisAttrs{1}};
+  case OpKind::ArgSort: return Sample{{m23}, AxisAttrs{0}};
+  case OpKind::TopK: return Sample{{m23}, TopKAttrs{2, 1}};
+  case OpKind::Gather: return Sample{{m23, ty(DType::I64, {2, 4})}, AxisAttrs{1}};
+  case OpKind::ScatterAdd: return Sample{{m23, ty(DType::I32, {1, 2}), m23}, AxisAttrs{0}};
   case OpKind::Solve: return Sample{{ty(DType::F32, {2, 3, 3}), ty(DType::F32, {3, 2})}};
   case OpKind::Inv: return Sample{{ty(DType::F32, {3, 3})}};
   case OpKind::Det: return Sample{{ty(DType::F64, {4, 3, 3})}};
