@@ -32,5 +32,19 @@ find_package(LLVM 19.1 REQUIRED CONFIG PATHS /usr/lib/llvm-19/lib/cmake/llvm NO_
 message(STATUS "LLVM ${LLVM_PACKAGE_VERSION} at ${LLVM_DIR}")
 find_program(TSL_CLANG19 NAMES clang++-19 clang++ PATHS ${LLVM_TOOLS_BINARY_DIR} NO_DEFAULT_PATH REQUIRED)
 
+# MPI (Debian's Open MPI, libopenmpi-dev) carries the collectives between ranks
+# (runtime/TransportMpi.cpp); optional: without it (or with -DTSL_MPI=OFF) TSL builds and
+# every program runs as a world of one rank. mpirun (openmpi-bin) launches ranks and runs
+# the distributed tests.
+set(TSL_HAVE_MPI OFF)
+if(TSL_MPI)
+  find_package(MPI COMPONENTS C)
+  if(MPI_C_FOUND)
+    set(TSL_HAVE_MPI ON)
+  endif()
+endif()
+find_program(TSL_MPIRUN NAMES mpirun)
+message(STATUS "MPI: ${TSL_HAVE_MPI}")
+
 # Python with NumPy is a test and benchmark peer only (Debian's interpreter, not a user's).
 find_program(TSL_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)

@@ -2,6 +2,7 @@
 option(TSL_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 option(TSL_TSAN "Build with ThreadSanitizer" OFF)
 option(TSL_NATIVE "Tune for the build machine's CPU (-march=native)" ON)
+option(TSL_MPI "Run as many ranks over MPI when CMake finds it (docs/distributed.md)" ON)
 
 set(TSL_WARNINGS -Wall -Wextra -Wno-unused-parameter)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

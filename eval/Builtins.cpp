@@ -109,6 +109,7 @@ void registerBuiltins(Evaluator& evaluator) {
   builtins::registerNeuralBuiltins(evaluator);
   builtins::registerCheckpointBuiltins(evaluator);
   builtins::registerLinalgBuiltins(evaluator);
+  builtins::registerDistributedBuiltins(evaluator);
   for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "layout-svg", "slurp", "slurp-lines", "spit", "load-csv", "load-npy", "save-tree", "load-tree", "load-npz",
                            "eval", "read-string", "gensym"}) {
     const Var* var = evaluator.core().find(name);

@@ -67,6 +67,7 @@ void registerBatchingBuiltins(Evaluator& evaluator);
 void registerNeuralBuiltins(Evaluator& evaluator);
 void registerCheckpointBuiltins(Evaluator& evaluator);
 void registerLinalgBuiltins(Evaluator& evaluator);
+void registerDistributedBuiltins(Evaluator& evaluator);
 
 /// A jit function's state, or nullptr if `fn` is not one.
 JitState* jitState(const Value& fn);

@@ -156,10 +156,21 @@ Value runRead(const CallContext& cx, const OpCall& call, const CallForm& form, A
 }
 
 /// Registers the builtin a row (or an alias) is called by: it reads the call by its form
-/// and runs the operation, or lowers it by the row's traced form.
+/// and runs the operation, or lowers it by the row's traced form. A form that takes trees
+/// applies the operation to each leaf of a tree given as its first operand, in the tree's
+/// order; an operation run for its effect alone (barrier) returns nil.
 void definePrimitive(Evaluator& evaluator, const CallName& n) {
-  evaluator.defineBuiltin(n.name, 0, -1, [&n](CallContext& cx, Args args) {
-    return runRead(cx, readOpCall(cx, n.kind, *n.form, args), *n.form, args);
+  const bool effectOnly = opInfo(n.kind).has(kSideEffecting) && opInfo(n.kind).maxInputs == 0;
+  evaluator.defineBuiltin(n.name, 0, -1, [&n, effectOnly](CallContext& cx, Args args) {
+    if (n.form->trees && !args.empty() && isTreeNode(args[0])) {
+      std::vector<Value> leafArgs(args.begin(), args.end());
+      return treeMap(args.subspan(0, 1), [&](std::span<const Value> leaf) {
+        leafArgs[0] = leaf[0];
+        return runRead(cx, readOpCall(cx, n.kind, *n.form, leafArgs), *n.form, leafArgs);
+      });
+    }
+    Value result = runRead(cx, readOpCall(cx, n.kind, *n.form, args), *n.form, args);
+    return effectOnly ? Value() : result;
   });
 }
 
@@ -183,6 +194,7 @@ void assertClose(const CallContext& cx, const Tensor& a, const Tensor& b, double
                  const std::string& where) {
   const Tensor x = astype(a, DType::F64), y = astype(b, DType::F64);
   const Shape shape = broadcastShapes(a.shape(), b.shape(), "assert-close");
+  if (shape.numel() == 0) return; // no elements, none differ
   const Tensor diff = applyUnary(UnaryOp::Abs, applyBinary(BinaryOp::Sub, x, y));
   const Tensor bound = applyBinary(BinaryOp::Add, Tensor::ofFloat(atol, DType::F64),
                                    applyBinary(BinaryOp::Mul, Tensor::ofFloat(rtol, DType::F64),

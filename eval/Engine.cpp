@@ -74,6 +74,8 @@ std::string readSource(const std::string& path) {
   return readTextFile(path, kMaxSourceBytes);
 }
 
+World joinedWorld() { return World{worldRank(), worldSize()}; }
+
 std::vector<Error> Engine::check(std::string_view source, std::string_view fileName) {
   return impl_->check(source, fileName);
 }

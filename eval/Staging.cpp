@@ -11,7 +11,9 @@ namespace tsl::staging {
 std::optional<Value> primitiveStaged(const Evaluator& evaluator, OpKind kind, const OpAttrs& attrs,
                                      std::span<const Value* const> operands, const Span& span) {
   if (std::optional<Value> staged = primitiveOnTraced(kind, attrs, operands, span)) return staged;
-  if (Tracer* tracer = evaluator.tracer(); tracer && opInfo(kind).has(kCreation))
+  // A creation, and an operation with effects (a collective), runs where the compiled code
+  // runs, even when no operand is traced.
+  if (Tracer* tracer = evaluator.tracer(); tracer && (opInfo(kind).has(kCreation) || opInfo(kind).has(kSideEffecting)))
     return tracer->emit(kind, attrs, operands, span);
   return std::nullopt;
 }

@@ -33,7 +33,8 @@ namespace staging {
 
 /// A primitive applied to `operands`: the IR value it stands for when one operand is
 /// traced, or when a creation operation runs while a function is being lowered (so a
-/// large (zeros [4096 4096]) is not baked into the program); nullopt: run it eagerly.
+/// large (zeros [4096 4096]) is not baked into the program), or a side-effecting one (a
+/// collective, which must run each time the compiled code does); nullopt: run it eagerly.
 std::optional<Value> primitiveStaged(const Evaluator& evaluator, OpKind kind, const OpAttrs& attrs,
                                      std::span<const Value* const> operands, const Span& span);
 inline std::optional<Value> primitive(const Evaluator& evaluator, OpKind kind, const OpAttrs& attrs,

@@ -82,6 +82,12 @@ template <typename V> void fields(V& v, const NormAttrs*) {
 }
 template <typename V> void fields(V& v, const EinsumAttrs*) { v("spec", &EinsumAttrs::spec); }
 template <typename V> void fields(V& v, const LayoutAttrs*) { v("layout", &LayoutAttrs::layout); }
+template <typename V> void fields(V& v, const CollectiveAttrs*) {
+  v("op", &CollectiveAttrs::op);
+  v("axis", &CollectiveAttrs::axis);
+  v("root", &CollectiveAttrs::root);
+  v("ranks", &CollectiveAttrs::ranks);
+}
 template <typename V> void fields(V& v, const ReduceAttrs*) {
   v("axes", &ReduceAttrs::axes);
   v("keepdims", &ReduceAttrs::keepDims);
@@ -169,6 +175,12 @@ AttrValue toValue(Layout x) {
   v.text = layoutName(x);
   return v;
 }
+AttrValue toValue(CollectiveOp x) {
+  AttrValue v;
+  v.kind = AttrValue::Kind::Ident;
+  v.text = collectiveOpName(x);
+  return v;
+}
 AttrValue toValue(const std::string& x) {
   AttrValue v;
   v.kind = AttrValue::Kind::String;
@@ -216,6 +228,11 @@ void fromValue(const AttrValue& v, Layout& out, const std::string& field) {
   const std::optional<Layout> layout = v.kind == AttrValue::Kind::Ident ? layoutFromKeyword(v.text) : std::nullopt;
   if (!layout) badField(field, "a layout (row-major, nhwc, nc1hwc0, fractal-z, fractal-nz)");
   out = *layout;
+}
+void fromValue(const AttrValue& v, CollectiveOp& out, const std::string& field) {
+  const std::optional<CollectiveOp> op = v.kind == AttrValue::Kind::Ident ? collectiveOpFromName(v.text) : std::nullopt;
+  if (!op) badField(field, "sum, mean, max or min");
+  out = *op;
 }
 void fromValue(const AttrValue& v, std::string& out, const std::string& field) {
   if (v.kind != AttrValue::Kind::String) badField(field, "a string");

@@ -123,6 +123,15 @@ std::vector<Flag> flagTable() {
        },
        ""},
       {"--keep-going", Takes::Nothing, [](Options& o, const std::string&) { o.keepGoing = true; }, ""},
+      {"--ranks", Takes::Value,
+       [](Options& o, const std::string& value) {
+         char* end = nullptr;
+         const long ranks = std::strtol(value.c_str(), &end, 10);
+         if (value.empty() || *end != '\0' || ranks < 1 || ranks > 4096)
+           throw Stop{2, "--ranks must be a number from 1 to 4096"};
+         o.ranks = static_cast<int>(ranks);
+       },
+       "--ranks needs a number"},
       {"--no-locations", Takes::Nothing, [](Options& o, const std::string&) { o.emitOptions.locations = false; }, ""},
   };
   for (int level = 0; level <= 3; ++level)
@@ -189,9 +198,16 @@ std::optional<int> parseArguments(int argc, char** argv, Options& options) {
       const std::string arg = argv[i];
       if (programArgs) {
         options.rest.push_back(arg);
+        options.forwarded.push_back(arg);
         continue;
       }
-      if (applyFlag(flags, arg, argc, argv, i, options)) continue;
+      const int first = i;
+      if (applyFlag(flags, arg, argc, argv, i, options)) {
+        if (arg != "--ranks" && !arg.starts_with("--ranks="))
+          for (int j = first; j <= i; ++j) options.forwarded.push_back(argv[j]);
+        continue;
+      }
+      options.forwarded.push_back(arg);
       if (arg.starts_with("-") && arg != "-") {
         std::cerr << "tsl: unknown option '" << arg << "'\n" << usage();
         return 2;
@@ -216,6 +232,8 @@ std::string usage() {
   out += row(2, "(none)", "start the interactive REPL");
   out += row(2, "run FILE [ARGS...]", "run a program; *args* holds ARGS; FILE - reads standard input");
   out += row(6, "--keep-going", "a top-level form that fails is reported and the next one\nruns (the exit status is still 1); for batches of tests");
+  out += row(6, "--ranks N",
+             "run FILE as N ranks under mpirun on this machine (the world of\nworld-rank, all-reduce...; docs/distributed.md)");
   out += row(2, "check FILE", "report every error that can be found without running FILE");
   out += row(2, "compile FILE --entry NAME --sig SIG",
              "print function NAME of FILE compiled for the parameters SIG,\n"

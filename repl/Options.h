@@ -20,6 +20,9 @@ struct Options {
   Engine::EmitOptions emitOptions;
   // tsl run
   bool keepGoing = false; ///< --keep-going: a failing top-level form is reported, the next runs
+  int ranks = 0;          ///< --ranks N: run as N ranks under mpirun on this machine
+  /// The command line without --ranks: what each rank runs.
+  std::vector<std::string> forwarded;
 };
 
 /// Reads the command line into `options`. Options may come before the command or between

@@ -3,6 +3,7 @@
 //   tsl                          interactive REPL
 //   tsl run FILE [ARGS...]       run a program, *args* bound to ARGS ("-" reads stdin)
 //       [--keep-going]           report a failing top-level form and run the next
+//       [--ranks N]              run it as N ranks under mpirun on this machine
 //   tsl check FILE               read and expand a program, report every error found
 //   tsl compile FILE --entry NAME --sig SIG [--emit=KIND] [--stage=raw] [--target=T] [-o OUT]
 //   tsl COMMAND ...              a command a target adds (Engine::targetCommands)
@@ -18,8 +19,11 @@
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <optional>
+#include <thread>
+#include <unistd.h>
 
 namespace {
 
@@ -90,13 +94,89 @@ bool readSource(const std::string& path, std::string& text, std::string& name) {
   return true;
 }
 
+/// `tsl run --ranks N ...`: the same command line, without --ranks, as N ranks under
+/// mpirun on this machine (mpirun's own options for what this machine needs: as root,
+/// --allow-run-as-root; more ranks than cores, --oversubscribe). Returns only on failure.
+int launchRanks(const Options& options) {
+  if (!tsl::worldHasMpi()) {
+    std::cerr << "tsl: --ranks needs a build with MPI (this one has none: install Debian's libopenmpi-dev and "
+                 "rebuild)\n";
+    return 2;
+  }
+  if (tsl::worldLaunched()) {
+    std::cerr << "tsl: --ranks: this process is already a rank of a world (started by mpirun or srun)\n";
+    return 2;
+  }
+  char self[4096] = {};
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (length <= 0) {
+    std::cerr << "tsl: --ranks: cannot find this program's path\n";
+    return 1;
+  }
+  // Open MPI's aggregation of help messages garbles the MPI_Abort notice under
+  // --oversubscribe; shown whole, it follows the failing rank's own message.
+  std::vector<std::string> command = {"mpirun", "--mca", "orte_base_help_aggregate", "0"};
+  if (geteuid() == 0) command.push_back("--allow-run-as-root");
+  if (static_cast<unsigned>(options.ranks) > std::max(1u, std::thread::hardware_concurrency()))
+    command.push_back("--oversubscribe");
+  command.insert(command.end(), {"-n", std::to_string(options.ranks), std::string(self, static_cast<size_t>(length))});
+  command.insert(command.end(), options.forwarded.begin(), options.forwarded.end());
+  std::vector<char*> argv;
+  for (std::string& word : command) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  std::cout << std::flush;
+  execvp("mpirun", argv.data());
+  std::cerr << "tsl: --ranks starts mpirun (Debian's openmpi-bin), which could not be run: " << std::strerror(errno)
+            << "\n";
+  return 1;
+}
+
+/// `text` with "rank R: " before each line in a world of several ranks (their messages
+/// share one terminal), as it is in a world of one.
+std::string ranked(const tsl::World& world, const std::string& text) {
+  if (world.size == 1) return text;
+  const std::string prefix = "rank " + std::to_string(world.rank) + ": ";
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = text.find('\n', start);
+    const size_t stop = end == std::string::npos ? text.size() : end + 1;
+    out += prefix + text.substr(start, stop - start);
+    start = stop;
+  }
+  return out;
+}
+
 int runFile(const Options& options) {
   if (options.rest.size() < 2) {
     std::cerr << "usage: tsl run FILE [ARGS...]\n";
     return 2;
   }
+  if (options.ranks > 0) return launchRanks(options);
+  // Under a launcher, join the other ranks before anything runs, so that an error on any
+  // rank, from the first form on, can end them all.
+  tsl::World world;
+  try {
+    world = tsl::joinedWorld();
+  } catch (const tsl::Error& e) {
+    std::cerr << tsl::renderHeadline(e);
+    return 1;
+  }
+  // An error ends every rank: the others may wait for this one in a collective. The
+  // failing rank's message comes first, prefixed by its rank.
+  auto fail = [&](const std::string& message, int status) {
+    std::cout << std::flush;
+    std::cerr << ranked(world, message) << std::flush;
+    if (world.size > 1) tsl::abortWorld(status);
+    return status;
+  };
   std::string text, name;
-  if (!readSource(options.rest[1], text, name)) return 1;
+  try {
+    text = tsl::readSource(options.rest[1]);
+  } catch (const tsl::Error& e) {
+    return fail(tsl::renderHeadline(e), 1);
+  }
+  name = options.rest[1] == "-" ? "<stdin>" : options.rest[1];
   auto owned = makeEngine(options);
   tsl::Engine& engine = *owned;
   SignalTarget target(engine);
@@ -105,26 +185,23 @@ int runFile(const Options& options) {
   try {
     engine.startRun(); // targets prepare what their flags ask for (a trace)
   } catch (const tsl::Error& e) {
-    std::cerr << tsl::renderHeadline(e);
-    return 1;
+    return fail(tsl::renderHeadline(e), 1);
   }
   try {
     if (options.keepGoing) {
       const size_t failed = engine.evalKeepGoing(text, name, [&](const tsl::Error& e) {
         if (interruptsSeen.load() > 0) throw e; // Ctrl-C stops the whole run
-        std::cout << std::flush;
-        std::cerr << engine.describe(e) << std::flush;
+        fail(engine.describe(e), 1);
       });
       if (failed > 0) status = 1;
     } else {
       engine.eval(text, name);
     }
   } catch (const tsl::Error& e) {
-    std::cout << std::flush;
-    std::cerr << engine.describe(e);
-    status = 1;
+    status = fail(engine.describe(e), 1);
   } catch (const tsl::ExitRequest& request) {
     status = request.code;
+    if (status != 0 && world.size > 1) fail("", status); // (exit 3) on one rank ends them all with 3
   }
   std::cout << std::flush;
   // What the targets' flags ask for (statistics, traces), also when the program failed:
@@ -132,8 +209,7 @@ int runFile(const Options& options) {
   try {
     engine.finishRun();
   } catch (const tsl::Error& e) {
-    std::cerr << tsl::renderHeadline(e);
-    return 1;
+    return fail(tsl::renderHeadline(e), 1);
   }
   return status;
 }
@@ -206,6 +282,10 @@ int compileFile(const Options& options) {
 
 int dispatch(const Options& options) {
   try {
+    if (options.ranks > 0 && (options.rest.empty() || options.rest[0] != "run")) {
+      std::cerr << "tsl: --ranks is an option of tsl run\n";
+      return 2;
+    }
     if (options.rest.empty()) {
       auto engine = makeEngine(options);
       return tsl::runRepl(*engine);

@@ -228,6 +228,37 @@ constexpr ArgSpec kShuffleArgs[] = {tensor("key"), tensor("x")};
 constexpr ArgSpec kBernoulliArgs[] = {tensor("key"), tensor("p"), required("shape", K::Ints)};
 BuiltCall buildBernoulli(OpKind self, const ArgValues& v) { return {self, ShapeAttrs{v.get<std::vector<int64_t>>(2)}}; }
 
+// ---- Collectives ----
+// Each records the world's size when called (CollectiveAttrs::ranks): all-gather's and
+// reduce-scatter's shapes depend on it.
+
+constexpr ArgSpec kAllReduceArgs[] = {tensor("x"), {"op", K::Choice, U::Keyword, ":sum", "sum mean max min"}};
+BuiltCall buildAllReduce(OpKind self, const ArgValues& v) {
+  CollectiveAttrs attrs;
+  attrs.op = *collectiveOpFromName(v.get<std::string>(1));
+  attrs.ranks = worldSize();
+  return {self, attrs};
+}
+constexpr ArgSpec kRootArgs[] = {tensor("x"), keyword("root", K::Int, "0")};
+BuiltCall buildRoot(OpKind self, const ArgValues& v) {
+  CollectiveAttrs attrs;
+  attrs.root = v.get<int64_t>(1);
+  attrs.ranks = worldSize();
+  return {self, attrs};
+}
+constexpr ArgSpec kCollectiveAxisArgs[] = {tensor("x"), keyword("axis", K::Int, "0")};
+BuiltCall buildCollectiveAxis(OpKind self, const ArgValues& v) {
+  CollectiveAttrs attrs;
+  attrs.axis = v.get<int64_t>(1);
+  attrs.ranks = worldSize();
+  return {self, attrs};
+}
+BuiltCall buildBarrier(OpKind self, const ArgValues&) {
+  CollectiveAttrs attrs;
+  attrs.ranks = worldSize();
+  return {self, attrs};
+}
+
 } // namespace
 
 const CallForm kUnaryCall{kX, plain};
@@ -285,6 +316,10 @@ const CallForm kCategoricalCall{kCategoricalArgs, plain};
 const CallForm kPermutationCall{kRngSplitArgs, buildCount1};
 const CallForm kShuffleCall{kShuffleArgs, plain};
 const CallForm kBernoulliCall{kBernoulliArgs, buildBernoulli};
+const CallForm kAllReduceCall{kAllReduceArgs, buildAllReduce, Variadic::None, 0, nullptr, 1, nullptr, true};
+const CallForm kBroadcastRootCall{kRootArgs, buildRoot, Variadic::None, 0, nullptr, 1, nullptr, true};
+const CallForm kCollectiveAxisCall{kCollectiveAxisArgs, buildCollectiveAxis, Variadic::None, 0, nullptr, 1, nullptr, true};
+const CallForm kBarrierCall{{}, buildBarrier};
 const CallForm kInternal{{}, nullptr};
 
 std::string usageOf(std::string_view name, const CallForm& form) {

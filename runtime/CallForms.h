@@ -119,6 +119,8 @@ struct CallForm {
   /// with the attributes `withPart` makes, and returning the vector of the results.
   int64_t parts = 1;
   OpAttrs (*withPart)(const OpAttrs& built, int64_t part) = nullptr;
+  bool trees = false;          ///< a tree of tensors may stand for the first operand: the
+                               ///< operation then applies to each leaf (the collectives)
 };
 
 /// "(sum x :axis nil :keepdims false)": how a call of `name` is written, from its form
@@ -182,6 +184,10 @@ extern const CallForm kCategoricalCall; ///< (categorical key logits)
 extern const CallForm kPermutationCall; ///< (permutation key n)
 extern const CallForm kShuffleCall;     ///< (shuffle key x)
 extern const CallForm kBernoulliCall;   ///< (bernoulli key p shape)
+extern const CallForm kAllReduceCall;       ///< (all-reduce x :op :sum)
+extern const CallForm kBroadcastRootCall;   ///< (broadcast x :root 0)
+extern const CallForm kCollectiveAxisCall;  ///< (all-gather x :axis 0), (reduce-scatter x :axis 0)
+extern const CallForm kBarrierCall;         ///< (barrier)
 /// Rows without a call form of their own: the compiler's adjoints and variants reached
 /// through another form (gelu-tanh through gelu's :approximate).
 extern const CallForm kInternal;

@@ -7,6 +7,7 @@
 #include "runtime/CallForms.h"
 
 #include "runtime/Layout.h"
+#include "runtime/Collectives.h"
 #include "runtime/Decompositions.h"
 #include "runtime/GatherScatter.h"
 #include "runtime/Gradients.h"
@@ -581,6 +582,7 @@ std::vector<OpInfo> buildTable() {
   TSL_OTHER_OPS(TSL_ADD_OTHER)
   TSL_LINALG_OPS(TSL_ADD_OTHER)
   TSL_ORDER_OPS(TSL_ADD_OTHER)
+  TSL_COLLECTIVE_OPS(TSL_ADD_OTHER)
 #undef TSL_ADD_OTHER
   for (size_t i = 0; i < table.size(); ++i) TSL_ASSERT(static_cast<size_t>(table[i].kind) == i);
   return table;
@@ -674,6 +676,7 @@ const char* opIdentifier(OpKind kind) {
   static const char* const names[] = {
 #define TSL_IDENT(name, ...) #name,
       TSL_BINARY_OPS(TSL_IDENT) TSL_UNARY_OPS(TSL_IDENT) TSL_OTHER_OPS(TSL_IDENT) TSL_LINALG_OPS(TSL_IDENT) TSL_ORDER_OPS(TSL_IDENT)
+          TSL_COLLECTIVE_OPS(TSL_IDENT)
 #undef TSL_IDENT
   };
   return names[static_cast<int>(kind)];
@@ -762,6 +765,24 @@ Layout resultLayout(OpKind kind, const OpAttrs& attrs, std::span<const OperandLa
     shared = o.layout;
   }
   return shared.value_or(Layout::RowMajor);
+}
+
+bool runOpInto(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs, Tensor& out) {
+  if (inputs.size() != 1 || inputs[0].layout() != Layout::RowMajor || !out.isContiguous()) return false;
+  switch (kind) {
+  case OpKind::AllReduce:
+  case OpKind::Broadcast:
+  case OpKind::AllGather:
+  case OpKind::ReduceScatter:
+  case OpKind::ReduceToRoot: {
+    const TensorType in = TensorType::of(inputs[0]);
+    const TensorType predicted = inferType(kind, attrs, std::span<const TensorType>(&in, 1));
+    TSL_ASSERT(out.dtype() == predicted.dtype && out.shape() == predicted.shape, opInfo(kind).name,
+               ": a buffer of ", TensorType::of(out).str(), " for a result of ", predicted.str());
+    return collectiveInto(kind, attrs, inputs[0], out);
+  }
+  default: return false;
+  }
 }
 
 Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs) {

@@ -9,7 +9,9 @@
 // the same OpKind.
 #pragma once
 
+#include "runtime/CollectiveRows.h"
 #include "runtime/Creation.h"
+#include "runtime/Distributed.h"
 #include "runtime/Elementwise.h"
 #include "runtime/Layout.h"
 #include "runtime/LinalgRows.h"
@@ -241,6 +243,7 @@ struct CallForm; // runtime/CallForms.h
 enum class OpKind : uint16_t {
 #define TSL_KIND(name, ...) name,
   TSL_BINARY_OPS(TSL_KIND) TSL_UNARY_OPS(TSL_KIND) TSL_OTHER_OPS(TSL_KIND) TSL_LINALG_OPS(TSL_KIND) TSL_ORDER_OPS(TSL_KIND)
+      TSL_COLLECTIVE_OPS(TSL_KIND)
 #undef TSL_KIND
 };
 
@@ -387,7 +390,7 @@ using OpAttrs = std::variant<NoAttrs, AxisAttrs, ShapeAttrs, PermAttrs, AxesAttr
                              PadAttrs, CountAttrs, CastAttrs, FullAttrs, ArangeAttrs, LinspaceAttrs, EyeAttrs,
                              RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, MomentAttrs, DiagonalAttrs, Conv2dAttrs,
                              Pool2dAttrs, SliceGradAttrs, TakeGradAttrs, Conv2dGradAttrs, Pool2dGradAttrs,
-                             LayoutAttrs, RandIntAttrs, PartAttrs, TopKAttrs, ScanAttrs>;
+                             LayoutAttrs, RandIntAttrs, PartAttrs, TopKAttrs, ScanAttrs, CollectiveAttrs>;
 
 /// The type of a tensor value: dtype (weak for untyped literals), shape.
 struct TensorType {
@@ -473,5 +476,10 @@ TensorType inferType(OpKind kind, const OpAttrs& attrs, std::span<const TensorTy
 /// Runs an operation eagerly: checks operands, applies the type rule, runs the kernel
 /// and checks that its result has the predicted type.
 Tensor runOp(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs);
+/// Runs an operation straight into `out` (contiguous, row-major, of the type the rule
+/// gives), for the rows whose kernel can write into a caller's buffer — the collectives,
+/// whose large results compiled code would otherwise copy once more. False (nothing
+/// done) for any other row or case: call runOp.
+bool runOpInto(OpKind kind, const OpAttrs& attrs, std::span<const Tensor> inputs, Tensor& out);
 
 } // namespace tsl

@@ -6,6 +6,7 @@
 #include "runtime/Structure.h"
 #include "runtime/ThreadPool.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 
@@ -50,6 +51,13 @@ int32_t runKernel(tsl_context* context, int32_t index, void* const* inputs, void
   const int32_t status = guarded(context, [&] {
     std::vector<Tensor> in;
     for (size_t i = 0; i < site.inputs.size(); ++i) in.push_back(over(inputs[i], site.inputs[i]));
+    // A kernel that writes into the buffer itself (a collective) saves copying the result,
+    // unless the memory plan gave the result its operand's buffer.
+    if (site.output.rank() > 0 && site.output.layout == Layout::RowMajor &&
+        std::none_of(inputs, inputs + site.inputs.size(), [&](void* p) { return p == output; })) {
+      Tensor out = over(output, site.output);
+      if (runOpInto(site.kind, site.attrs, in, out)) return;
+    }
     const Tensor result = runOp(site.kind, site.attrs, in);
     if (site.output.rank() == 0) {
       std::memcpy(output, result.data(), dtypeSize(site.output.dtype));

@@ -498,6 +498,13 @@ const Fallback kFallbacks[] = {
     {OpKind::Eigh, "linear algebra runs Eigen's symmetric eigensolver in the eager kernel"},
     {OpKind::Trace, "trace runs the eager kernel (a diagonal and a sum)"},
     {OpKind::Diag, "diag runs the eager kernel (a strided copy)"},
+    // Collectives (runtime/CollectiveRows.h) call MPI through the runtime.
+    {OpKind::AllReduce, "collectives call MPI through the runtime"},
+    {OpKind::Broadcast, "collectives call MPI through the runtime"},
+    {OpKind::AllGather, "collectives call MPI through the runtime"},
+    {OpKind::ReduceScatter, "collectives call MPI through the runtime"},
+    {OpKind::ReduceToRoot, "collectives call MPI through the runtime"},
+    {OpKind::Barrier, "collectives call MPI through the runtime"},
 };
 
 const Row* emitterOf(OpKind kind) {

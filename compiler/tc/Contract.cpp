@@ -188,12 +188,17 @@ std::optional<Tensor> dotRow(const ir::Operation& op, std::span<const Tensor> in
   if ((a.rank() <= 2 && b.rank() <= 2) || b.rank() == 1) return matmulRow(op, in, cx);
   if (!gmTy(a.dtype()) || !gmTy(b.dtype()) || !gmTy(op.result()->type().dtype)) return std::nullopt;
   // a's last axis with b's second-to-last: a as [-1, k], b moved to [k, -1] (as eager dot).
+  // The other sizes come from the axes, not numel / k: k may be 0.
   const int64_t k = a.shape().dims().back();
-  const Tensor A = reshape(plain(a), Shape{a.numel() / std::max<int64_t>(k, 1), k});
+  int64_t rows = 1, cols = 1;
+  for (int i = 0; i + 1 < a.rank(); ++i) rows *= a.shape()[i];
+  for (int i = 0; i < b.rank(); ++i)
+    if (i != b.rank() - 2) cols *= b.shape()[i];
+  const Tensor A = reshape(plain(a), Shape{rows, k});
   std::vector<int64_t> perm{b.rank() - 2};
   for (int i = 0; i < b.rank(); ++i)
     if (i != b.rank() - 2) perm.push_back(i);
-  const Tensor B = reshape(contiguous(transpose(plain(b), perm)), Shape{k, b.numel() / std::max<int64_t>(k, 1)});
+  const Tensor B = reshape(contiguous(transpose(plain(b), perm)), Shape{k, cols});
   return reshape(matmulOnCube(A, B, op.result()->type().dtype, Layout::RowMajor, cx), op.result()->type().shape());
 }
 

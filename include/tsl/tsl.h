@@ -220,6 +220,25 @@ void removePendingTemporaries() noexcept;
 /// file (a device or FIFO could be endless). An io error (tsl::Error) otherwise.
 std::string readSource(const std::string& path);
 
+/// The world of processes a program runs in (docs/distributed.md): this process's rank
+/// and how many ranks there are. A process a launcher (mpirun, srun) started joins the
+/// others through MPI; any other is a world of one rank, where collectives are identities.
+struct World {
+  int rank = 0;
+  int size = 1;
+};
+/// Joins the world (initialising MPI under a launcher; joining again changes nothing) and
+/// returns it. A runtime error (tsl::Error) when a launcher started this process as one of
+/// several ranks but the build has no MPI.
+World joinedWorld();
+/// Whether a launcher started this process as a rank of a world (without joining it).
+bool worldLaunched();
+/// Whether this build can run programs as many ranks (it was built with MPI).
+bool worldHasMpi();
+/// Flushes standard output and error, then ends every rank of the world with `status`
+/// (MPI_Abort), or this process alone in a world of one rank.
+[[noreturn]] void abortWorld(int status);
+
 /// Runs `body` on a new thread whose stack holds `bytes` (1 GiB by default, reserved
 /// not committed) and returns its result: hosts call the engine through this when deep
 /// recursion should meet the call-depth limit rather than a small native stack.

@@ -3,6 +3,8 @@
 // IR before and after gives the same bytes.
 #include "PassTestSupport.h"
 
+#include "runtime/CallForms.h"
+
 using namespace tsl;
 using namespace tsl::ir;
 using namespace tsl::ir::test;
@@ -198,10 +200,32 @@ TEST_CASE("dce removes unused pure operations to a fixpoint and keeps the rest")
   CHECK(again.text == r.text);
 }
 
-TEST_CASE("no operation of the table is side-effecting, so dce may remove any unused primitive") {
-  // If one becomes side-effecting, dce must keep it; this records today's assumption.
+TEST_CASE("dce, cse and fold-constants keep every side-effecting operation (the collectives) where it is") {
+  // Only the collectives have effects: every rank must run each one the program runs.
   for (const OpInfo& info : allOps()) {
     CAPTURE(std::string(info.mnemonic));
-    CHECK_FALSE(info.has(kSideEffecting));
+    CHECK(info.has(kSideEffecting) == (info.call == &kAllReduceCall || info.call == &kBroadcastRootCall ||
+                                       info.call == &kCollectiveAxisCall || info.call == &kBarrierCall ||
+                                       info.kind == OpKind::ReduceToRoot));
   }
+  const char* text = R"(func @f(%x: f32[2]) -> (f32[2]) {
+  %c = constant dense<[1.0, 2.0]> : f32[2]
+  %folded = all_reduce %c : f32[2]
+  %unused = all_reduce %x : f32[2]
+  %a = all_reduce %x : f32[2]
+  %b = all_reduce %x : f32[2]
+  %wait = barrier : i64
+  %s = add %a, %b : f32[2]
+  %t = add %s, %folded : f32[2]
+  %dead = abs %x : f32[2]
+  return %t
+}
+)";
+  const PassResult r = runPasses(text, {"fold-constants", "cse", "dce"});
+  CHECK(contains(r.text, "%folded = all_reduce %c"));
+  CHECK(contains(r.text, "%unused = all_reduce %x"));
+  CHECK(contains(r.text, "%a = all_reduce %x"));
+  CHECK(contains(r.text, "%b = all_reduce %x"));
+  CHECK(contains(r.text, "%wait = barrier"));
+  CHECK_FALSE(contains(r.text, "%dead"));
 }

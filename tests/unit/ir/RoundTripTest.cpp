@@ -111,6 +111,13 @@ std::optional<Sample> sampleFor(OpKind kind) {
   case OpKind::Permutation: return Sample{{key}, CountAttrs{6}};
   case OpKind::Shuffle: return Sample{{key, ty(DType::F32, {4, 3})}, NoAttrs{}};
   case OpKind::Bernoulli: return Sample{{key, ty(DType::F32, {3})}, ShapeAttrs{{2, 3}}};
+  // Collectives: attributes as a world of several ranks records them.
+  case OpKind::AllReduce: return Sample{{m23}, CollectiveAttrs{CollectiveOp::Mean, 0, 0, 4}};
+  case OpKind::Broadcast: return Sample{{ty(DType::I32, {3})}, CollectiveAttrs{CollectiveOp::Sum, 0, 2, 3}};
+  case OpKind::AllGather: return Sample{{m23}, CollectiveAttrs{CollectiveOp::Sum, 1, 0, 2}};
+  case OpKind::ReduceScatter: return Sample{{ty(DType::F32, {8, 3})}, CollectiveAttrs{CollectiveOp::Sum, -2, 0, 4}};
+  case OpKind::ReduceToRoot: return Sample{{v3}, CollectiveAttrs{CollectiveOp::Sum, 0, 1, 2}};
+  case OpKind::Barrier: return Sample{{}, CollectiveAttrs{CollectiveOp::Sum, 0, 0, 2}};
   // The adjoints autodiff emits.
   case OpKind::StopGradient: return Sample{{m23}};
   case OpKind::Transdata: return Sample{{ty(DType::F16, {20, 19, 3, 3})}, LayoutAttrs{Layout::FractalZ}};
