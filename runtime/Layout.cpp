@@ -154,6 +154,9 @@ void checkLayout(Layout layout, const Shape& shape, const char* who) {
   case Layout::FractalNZ:
     if (shape.rank() < 2)
       fail(ErrorKind::Shape, who, ": :fractal-nz is a layout of matrices [..., M, K], not of ", shape.str());
+    if (shape.rank() > kMaxFractalNzRank)
+      fail(ErrorKind::Shape, who, ": :fractal-nz adds two axes, so it holds tensors of rank ", kMaxFractalNzRank,
+           " at most, not ", shape.str());
     return;
   }
 }

@@ -42,12 +42,16 @@ const char* layoutName(Layout layout);
 /// The block size of the blocked layouts for elements of `dtype`.
 inline int64_t blockC0(DType dtype) { return dtypeSize(dtype) == 1 ? 32 : 16; }
 
+/// The largest rank FRACTAL_NZ applies to: its physical shape has two more axes, and no
+/// shape has more than Shape::kMaxRank.
+inline constexpr int kMaxFractalNzRank = Shape::kMaxRank - 2;
+
 /// Whether `layout` applies to tensors of `rank`: NHWC, NC1HWC0 and FRACTAL_Z need rank
-/// 4, FRACTAL_NZ rank 2 or more, row-major any.
+/// 4, FRACTAL_NZ rank 2 to kMaxFractalNzRank, row-major any.
 inline bool layoutFitsRank(Layout layout, int rank) {
   switch (layout) {
   case Layout::RowMajor: return true;
-  case Layout::FractalNZ: return rank >= 2;
+  case Layout::FractalNZ: return rank >= 2 && rank <= kMaxFractalNzRank;
   default: return rank == 4;
   }
 }

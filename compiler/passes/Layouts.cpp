@@ -41,7 +41,10 @@ std::optional<Demand> tcDemand(const ir::Operation& op) {
   if (info.fusion == FusionClass::Contraction && op.operands().size() == 2) {
     if (rank == 4 && op.operand(1)->type().rank() == 4) // conv2d: data, weights
       return Demand{{Layout::NC1HWC0, Layout::FractalZ}, Layout::NC1HWC0};
-    if (rank >= 2 && op.operand(1)->type().rank() >= 2 && op.result()->type().rank() >= 2) // matmul
+    // matmul, whose operands and result FRACTAL_NZ holds (a rank of 7 or more would not
+    // fit a shape with its two more axes: those run row-major, as the cube reads too)
+    if (layoutFitsRank(Layout::FractalNZ, rank) && layoutFitsRank(Layout::FractalNZ, op.operand(1)->type().rank()) &&
+        layoutFitsRank(Layout::FractalNZ, op.result()->type().rank()))
       return Demand{{Layout::FractalNZ, Layout::FractalNZ}, Layout::FractalNZ};
     return rowMajor(op);
   }

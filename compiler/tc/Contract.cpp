@@ -77,6 +77,17 @@ Tensor converted(const Tensor& t, Layout layout, const CubeContext& cx) {
   return out;
 }
 
+/// What the drain writes when the contraction sums nothing (K, or a convolution's channels
+/// or window, is 0): zeros with the epilogue the program would apply — the bias, ReLU —
+/// computed as the absorbed operations compute it, in `layout`. No program runs: a tiling
+/// of an empty axis has no steps.
+Tensor emptySum(DType dtype, const Shape& shape, Layout layout, const CubeContext& cx) {
+  Tensor out = Tensor::zeros(dtype, shape);
+  if (cx.bias) out = applyBinary(BinaryOp::Add, out, plain(*cx.bias));
+  if (cx.epilogue.relu) out = applyUnary(UnaryOp::Relu, out);
+  return toLayout(out, layout);
+}
+
 /// C = A·B with A [..., M, K] and B [..., K, N] (batch axes broadcast), written in
 /// `layout` (row-major or FRACTAL_NZ) as `dtype`.
 Tensor matmulOnCube(Tensor a, Tensor b, DType dtype, Layout layout, const CubeContext& cx) {
@@ -122,7 +133,7 @@ Tensor matmulOnCube(Tensor a, Tensor b, DType dtype, Layout layout, const CubeCo
   outShape.push(s.n);
   Tensor out = emptyInLayout(dtype, outShape, s.outNz ? Layout::FractalNZ : Layout::RowMajor);
   if (out.numel() == 0) return out;
-  if (s.k == 0) return toLayout(Tensor::zeros(dtype, outShape), out.layout()); // an empty sum
+  if (s.k == 0) return emptySum(dtype, outShape, out.layout(), cx);
   // One program per batch and slab of rows; the tiling is searched on a problem of at
   // most 256 × 1024 × 256 (its steady state is the whole's).
   const std::vector<int64_t> aBatches = s.aBatch, bBatches = s.bBatch;
@@ -187,17 +198,16 @@ std::optional<Tensor> dotRow(const ir::Operation& op, std::span<const Tensor> in
   if (a.rank() == 0 || b.rank() == 0) return std::nullopt; // a product, not a contraction
   if ((a.rank() <= 2 && b.rank() <= 2) || b.rank() == 1) return matmulRow(op, in, cx);
   if (!gmTy(a.dtype()) || !gmTy(b.dtype()) || !gmTy(op.result()->type().dtype)) return std::nullopt;
-  // a's last axis with b's second-to-last: a as [-1, k], b moved to [k, -1] (as eager dot).
-  // The other sizes come from the axes, not numel / k: k may be 0.
+  // a's last axis with b's second-to-last: a as [rows, k], b moved to [k, cols] (as eager
+  // dot). rows and cols are products of the other axes, not numel / k, which is 0 / 0 when
+  // k is 0 (the result is then zeros, not empty).
   const int64_t k = a.shape().dims().back();
   int64_t rows = 1, cols = 1;
   for (int i = 0; i + 1 < a.rank(); ++i) rows *= a.shape()[i];
-  for (int i = 0; i < b.rank(); ++i)
-    if (i != b.rank() - 2) cols *= b.shape()[i];
-  const Tensor A = reshape(plain(a), Shape{rows, k});
   std::vector<int64_t> perm{b.rank() - 2};
   for (int i = 0; i < b.rank(); ++i)
-    if (i != b.rank() - 2) perm.push_back(i);
+    if (i != b.rank() - 2) perm.push_back(i), cols *= b.shape()[i];
+  const Tensor A = reshape(plain(a), Shape{rows, k});
   const Tensor B = reshape(contiguous(transpose(plain(b), perm)), Shape{k, cols});
   return reshape(matmulOnCube(A, B, op.result()->type().dtype, Layout::RowMajor, cx), op.result()->type().shape());
 }
@@ -208,15 +218,23 @@ std::optional<Tensor> conv2dRow(const ir::Operation& op, std::span<const Tensor>
       in[0].shape()[1] != in[1].shape()[1] || type.dtype == DType::F64)
     return std::nullopt; // the eager kernel raises what is wrong
   const auto& attrs = std::get<Conv2dAttrs>(op.attrs());
+  const Shape& xs = in[0].shape();
+  const Shape& ws = in[1].shape();
+  ConvSpec s;
+  s.batch = xs[0], s.c = xs[1], s.h = xs[2], s.w = xs[3];
+  s.o = ws[0], s.kh = ws[2], s.kw = ws[3];
+  s.strideH = attrs.stride[0], s.strideW = attrs.stride[1], s.padH = attrs.padding[0], s.padW = attrs.padding[1];
+  if (s.oh() <= 0 || s.ow() <= 0) return std::nullopt; // the eager kernel raises the shape error
+  const Shape outShape{s.batch, s.o, s.oh(), s.ow()};
+  // Nothing to compute: an empty result, or a sum over nothing — no channels, an empty
+  // window, or an empty image, whose windows see only padding. Every tiling of such a
+  // problem would have an axis of no fractals (and no step).
+  if (outShape.numel() == 0) return emptyInLayout(type.dtype, outShape, type.layout);
+  if (s.c == 0 || s.h == 0 || s.w == 0 || s.kh == 0 || s.kw == 0) return emptySum(type.dtype, outShape, type.layout, cx);
   const Tensor x = converted(in[0], Layout::NC1HWC0, cx);
   const Tensor w = converted(in[1], Layout::FractalZ, cx);
-  ConvSpec s;
-  s.batch = x.shape()[0], s.c = x.shape()[1], s.h = x.shape()[2], s.w = x.shape()[3];
-  s.o = w.shape()[0], s.kh = w.shape()[2], s.kw = w.shape()[3];
-  s.strideH = attrs.stride[0], s.strideW = attrs.stride[1], s.padH = attrs.padding[0], s.padW = attrs.padding[1];
   s.dataTy = *gmTy(x.dtype()), s.weightTy = *gmTy(w.dtype()), s.outTy = *gmTy(type.dtype), s.cube = cx.cube;
   s.epilogue.relu = cx.epilogue.relu;
-  if (s.oh() <= 0 || s.ow() <= 0) return std::nullopt;
   Tensor out = emptyInLayout(type.dtype, Shape{s.batch, s.o, s.oh(), s.ow()}, Layout::NC1HWC0);
   // One program per image, run over each image's addresses.
   const int64_t images = s.batch;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <set>
 
@@ -179,6 +180,27 @@ void checkCube(Ty cube) {
     fail(ErrorKind::Value, "tc: the cube multiplies f16, bf16 or i8, not ", tyName(cube));
 }
 
+/// A program computes at least one element from at least one product, in steps of at
+/// least one fractal: an empty axis has no tiling (the tiling search would divide by its
+/// fractal count, 0) and needs no program — the cube lowering table makes such results
+/// without one. `what` names the problem.
+void checkExtents(std::initializer_list<int64_t> extents, const std::string& what) {
+  for (const int64_t e : extents)
+    if (e <= 0) fail(ErrorKind::Shape, "tc: ", what, " has an empty axis; no program computes it");
+}
+
+void checkTiling(const Tiling& t) {
+  if (t.tm < 1 || t.tn < 1 || t.tk < 1 || t.buffers < 1 || t.buffers > 2)
+    fail(ErrorKind::Shape, "tc: tiling ", t.tm, "x", t.tn, "x", t.tk, " with ", t.buffers,
+         " buffers: each axis takes at least one fractal a step, and one or two buffers");
+}
+
+std::string matmulName(const MatmulSpec& s) { return cat("matmul ", s.m, "x", s.k, "x", s.n); }
+
+std::string convName(const ConvSpec& s) {
+  return cat("conv2d ", s.batch, "x", s.c, "x", s.h, "x", s.w, " * ", s.o, "x", s.c, "x", s.kh, "x", s.kw);
+}
+
 } // namespace
 
 std::string Tiling::str() const {
@@ -187,6 +209,8 @@ std::string Tiling::str() const {
 
 Program lowerMatmul(const MatmulSpec& s, const Tiling& t, const Device& d) {
   checkCube(s.cube);
+  checkExtents({s.m, s.k, s.n}, matmulName(s));
+  checkTiling(t);
   if (s.cube == Ty::I8 && (s.aNz || s.bNz))
     fail(ErrorKind::Value, "tc: int8 operands come row-major (a blocked GM operand has C0 = 16)");
   const int64_t k0 = fractalCols(s.cube);
@@ -297,6 +321,9 @@ Program lowerMatmul(const MatmulSpec& s, const Tiling& t, const Device& d) {
 Program lowerConv(const ConvSpec& s, const Tiling& t, const Device& d) {
   checkCube(s.cube);
   if (s.cube == Ty::I8) fail(ErrorKind::Value, "tc: conv2d runs on f16 or bf16 inputs");
+  checkExtents({s.batch, s.c, s.h, s.w, s.o, s.kh, s.kw, s.strideH, s.strideW, s.dilH, s.dilW}, convName(s));
+  if (s.padH < 0 || s.padW < 0) fail(ErrorKind::Shape, "tc: ", convName(s), " has negative padding");
+  checkTiling(t);
   const int64_t c1 = ceilDiv(s.c, 16), o1 = ceilDiv(s.o, 16), oh = s.oh(), ow = s.ow(), ohw = oh * ow;
   const int64_t kf = c1 * s.kh * s.kw; // K in fractals
   if (oh <= 0 || ow <= 0) fail(ErrorKind::Shape, "tc: conv2d output would be empty");
@@ -449,6 +476,7 @@ Tiling withFallback(int buffers, const Search& run) {
 }
 
 Tiling chooseMatmulTiling(const MatmulSpec& spec, const Device& d, std::string* report, int buffers) {
+  checkExtents({spec.m, spec.k, spec.n}, matmulName(spec));
   MatmulSpec one = spec; // one batch: every batch costs the same
   one.aBatch = {0}, one.bBatch = {0}, one.aBatches = one.bBatches = 1;
   const int64_t k0 = fractalCols(spec.cube);
@@ -460,6 +488,9 @@ Tiling chooseMatmulTiling(const MatmulSpec& spec, const Device& d, std::string* 
 }
 
 Tiling chooseConvTiling(const ConvSpec& spec, const Device& d, std::string* report, int buffers) {
+  checkExtents({spec.c, spec.h, spec.w, spec.o, spec.kh, spec.kw, spec.strideH, spec.strideW, spec.dilH, spec.dilW},
+               convName(spec));
+  if (spec.oh() <= 0 || spec.ow() <= 0) fail(ErrorKind::Shape, "tc: ", convName(spec), " has an empty output");
   ConvSpec one = spec;
   one.batch = 1;
   return withFallback(buffers, [&](int b) {

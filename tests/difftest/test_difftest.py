@@ -89,6 +89,45 @@ check(out[(1, "eager")] == ("value", [["f32", [2, 2], out[(1, "eager")][1][0][2]
       len(out[(1, "eager")][1][0][2]) == 4 and out[(1, "cpu")][:4] == ("error", "shape", 3, 5),
       "the driver reads values over several lines, and errors")
 
+# :tc programs marked tc_unbounded (an inverse, a division... of a contraction's result)
+# are compared on :tc by structure only; every other engine still compares their values
+unbounded = dict(meta, tc=True, tc_amplified=True, tc_unbounded=True)
+check(difftest.compare(v(("f32", [2], [0.0, 1.0])), v(("f32", [2], [1.0, 1.0])), "tc", unbounded) == "",
+      "tc_unbounded: any value agrees on :tc")
+check(difftest.compare(v(("f32", [2], [0.0, 1.0])), v(("f32", [2], [1.0, 1.0])), "cpu", unbounded)[0] == "value",
+      "tc_unbounded: :cpu still compares values")
+check(difftest.compare(v(("f32", [2], [0.0, 1.0])), v(("f32", [1, 2], [1.0, 1.0])), "tc", unbounded)[0] == "shape",
+      "tc_unbounded: :tc still compares shapes")
+check(difftest.compare(v(("f32", [2], [0.0, 1.0])), v(("f32", [2], [1.0, 1.0])), "tc",
+                       dict(unbounded, tc_unbounded=False))[0] == "value", "tc_amplified alone: within 25 %")
+
+# progen's marking: an operation of TC_UNBOUNDED applied to a contraction's result marks the
+# program, one of TC_BOUNDED marks nothing, any other tc_amplified only
+progen_mod = load("progen")
+by_name = {n["name"]: n for n in table["names"]}
+fed = progen_mod.E("(matmul a b)", "f32", (3, 3), False, tc=True)
+marks = {}
+for name in ("inv", "/", "+", "exp"):
+    for seed in range(200):
+        gen = progen_mod.Gen(table, progen_mod.random.Random(seed))
+        gen.names = [by_name[name]]
+        gen.frames.append([])
+        gen.expr([fed], 2)
+        if name in gen.ops_used:
+            marks[name] = (gen.tc_amplified, gen.tc_unbounded)
+            break
+check(marks == {"inv": (True, True), "/": (True, True), "+": (False, False), "exp": (True, False)},
+      "progen marks inv and / of a contraction unbounded, exp amplified, + neither: %s" % marks)
+# a derivative of (sum (* o o)) with o from a contraction: 2·Σ o·ȯ cancels, so amplified
+kinds = set()
+for seed in range(40):
+    gen = progen_mod.Gen(table, progen_mod.random.Random(seed))
+    gen.expr = lambda env, depth: progen_mod.E("(matmul x0 (ones [2 2]))", "f32", (2, 2), False, tc=True)
+    m = json.loads(re.search(r"@meta \d+ (.*)", progen_mod.program(gen, 0, table)).group(1))
+    kinds.add((m["kind"] in ("grad", "vjp", "jvp", "jacobian"), m["tc_amplified"]))
+check((True, True) in kinds and (True, False) not in kinds,
+      "progen marks a derivative of a contraction's result amplified: %s" % sorted(kinds))
+
 # the minimiser: keeps what the check needs, drops the rest
 big = os.path.join(tmp, "big.tsl")
 open(big, "w").write("(def a (ones [3 4]))\n(def b (+ a 2))\n(defn f [x y] (let [z (* x 4)] (sum (log (- y z)))))\n"
@@ -100,5 +139,5 @@ small = r.stdout
 check(r.returncode == 0 and "log" in small and "shape" not in small and len(small) < len(open(big).read()) * 2 // 3,
       "tools/reduce shrinks a program to what the check needs: " + small.strip().replace("\n", " | "))
 
-print("%d passed, %d failed" % (15 - len(failures), len(failures)))
+print("%d passed, %d failed" % (21 - len(failures), len(failures)))
 sys.exit(1 if failures else 0)

@@ -13,6 +13,8 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <string>
+#include <tuple>
 
 using namespace tsl;
 using namespace tsl::compiler::tc;
@@ -379,4 +381,51 @@ TEST_CASE("conv2d with every padding from 0 to past the kernel, strides and dila
     checkConv(t, seed);
     seed += 2;
   }
+}
+
+TEST_CASE("an empty axis has no tiling and no program: a shape error, never a division by zero") {
+  // The cube lowering table makes such results without a program (jit-tc.tsl); asked
+  // directly, the tiling search and the lowerings refuse them (the search once divided by
+  // the zero fractals of an empty axis: SIGFPE).
+  const Device d = preset("a2");
+  auto shapeError = [](const auto& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return e.kind() == ErrorKind::Shape && std::string(e.what()).find("empty") != std::string::npos;
+    }
+    return false;
+  };
+  for (const auto& [m, k, n] : {std::tuple{0, 5, 4}, {3, 0, 4}, {3, 5, 0}, {0, 0, 0}}) {
+    CAPTURE(m);
+    CAPTURE(k);
+    CAPTURE(n);
+    MatmulSpec s;
+    s.m = m, s.k = k, s.n = n;
+    CHECK(shapeError([&] { chooseMatmulTiling(s, d); }));
+    CHECK(shapeError([&] { lowerMatmul(s, Tiling{1, 1, 1, 2}, d); }));
+  }
+  ConvSpec base;
+  base.c = 2, base.h = 4, base.w = 4, base.o = 3, base.kh = 3, base.kw = 3, base.padH = base.padW = 1;
+  for (int64_t ConvSpec::*axis : {&ConvSpec::c, &ConvSpec::h, &ConvSpec::w, &ConvSpec::o, &ConvSpec::kh, &ConvSpec::kw}) {
+    ConvSpec s = base;
+    s.*axis = 0;
+    CHECK(shapeError([&] { chooseConvTiling(s, d); }));
+    CHECK(shapeError([&] { lowerConv(s, Tiling{1, 1, 1, 2}, d); }));
+  }
+  ConvSpec noImages = base;
+  noImages.batch = 0;
+  CHECK(shapeError([&] { lowerConv(noImages, Tiling{1, 1, 1, 2}, d); }));
+  // a tiling of no fractals along an axis would loop forever: refused too
+  MatmulSpec s;
+  s.m = s.k = s.n = 16;
+  for (const Tiling& t : {Tiling{0, 1, 1, 2}, Tiling{1, 0, 1, 2}, Tiling{1, 1, 0, 2}, Tiling{1, 1, 1, 0}, Tiling{1, 1, 1, 3}}) {
+    CAPTURE(t.str());
+    CHECK_THROWS_AS(lowerMatmul(s, t, d), Error);
+    CHECK_THROWS_AS(lowerConv(base, t, d), Error);
+  }
+  // the smallest non-empty problems still lower and run
+  s.m = s.k = s.n = 1;
+  const Run r = matmul({2.0f}, {3.0f}, 1, 1, 1, d);
+  CHECK(r.out[0] == 6.0f);
 }
