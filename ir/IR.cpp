@@ -65,6 +65,23 @@ bool functionIsPure(const Function& f, const Module& module, std::unordered_map<
 
 } // namespace
 
+bool mayFail(const Operation& op, const Module& module) {
+  std::unordered_set<const Function*> visited; // each callee once (recursion, shared callees)
+  bool fails = false;
+  // Called on every operation inside op's regions and its callees' bodies (walk recurses).
+  std::function<void(Operation&)> check = [&](Operation& o) {
+    if (fails) return;
+    if (o.code().primitive) {
+      fails = opInfo(o.code().kind).has(kMayFail);
+    } else if (o.code().is(Structural::Call)) {
+      if (const Function* g = module.find(o.callee()); g && visited.insert(g).second) walk(g->body(), check);
+    }
+  };
+  check(const_cast<Operation&>(op));
+  for (const auto& region : op.regions()) walk(region->block(), check);
+  return fails;
+}
+
 bool isPure(const Operation& op, const Module& module) {
   if (!op.isPure()) return false;
   std::unordered_map<const Function*, int> state;

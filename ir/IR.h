@@ -293,6 +293,11 @@ void pruneUnreachable(Module& module, const Function& entry);
 /// Whether `op` has no effects, looking into the functions it calls (tape operations are
 /// the IR's only effects).
 bool isPure(const Operation& op, const Module& module);
+/// Whether `op` may raise an error that depends on the values it computes on: a primitive
+/// of trait kMayFail (cholesky of a matrix that is not positive definite, take out of
+/// range...), or an if, while or call with one inside. dce keeps such an operation though
+/// nothing reads its results, so compiled code fails where eager code does.
+bool mayFail(const Operation& op, const Module& module);
 
 /// Whether an operand or a result of `op` is stored in a layout other than row-major
 /// (code that indexes elements row-major must convert, or run the runtime's kernel).

@@ -11,10 +11,10 @@
 #pragma once
 
 #define TSL_LINALG_OPS(X)                                                                                                   \
-  X(Solve, "solve", "solve", 2, 2, NoAttrs, Opaque, LayoutDemanding, kFloatOnly, solveType, solveKernel, kBinaryCall,  \
+  X(Solve, "solve", "solve", 2, 2, NoAttrs, Opaque, LayoutDemanding, kFloatOnly | kMayFail, solveType, solveKernel, kBinaryCall,  \
     "x with a·x = b for square a [..., n, n]; b a vector [n] or matrices [..., n, k]; singular a is a value error.",    \
     "(solve [[2.0 0.0] [0.0 4.0]] [2.0 2.0]) ; f32[2] [1 0.5]")                                                        \
-  X(Inv, "inv", "inv", 1, 1, NoAttrs, Opaque, LayoutDemanding, kFloatOnly, invType, invKernel, kUnaryCall,      \
+  X(Inv, "inv", "inv", 1, 1, NoAttrs, Opaque, LayoutDemanding, kFloatOnly | kMayFail, invType, invKernel, kUnaryCall,      \
     "The inverse of square matrices [..., n, n]; singular ones are a value error.",                                    \
     "(inv [[2.0 0.0] [0.0 4.0]]) ; f32[2,2] [[0.5 0] [0 0.25]]")                                                       \
   X(Det, "det", "det", 1, 1, NoAttrs, Opaque, LayoutDemanding, kFloatOnly, detType, detKernel, kUnaryCall,     \
@@ -23,16 +23,16 @@
   X(Slogdet, "slogdet-part", "slogdet", 1, 1, PartAttrs, Opaque, LayoutDemanding, kFloatOnly, slogdetType, slogdetKernel, kInternal, \
     "Part 0: the sign of the determinant (0 for singular); part 1: log |det| (-inf for singular); (slogdet a) gives both.", \
     "")                                                                                                                \
-  X(Cholesky, "cholesky", "cholesky", 1, 1, NoAttrs, Opaque, LayoutDemanding, kFloatOnly, choleskyType, choleskyKernel, kUnaryCall, \
+  X(Cholesky, "cholesky", "cholesky", 1, 1, NoAttrs, Opaque, LayoutDemanding, kFloatOnly | kMayFail, choleskyType, choleskyKernel, kUnaryCall, \
     "The lower-triangular l with l·lᵀ = a, reading a's lower triangle; not positive definite is a value error.",      \
     "(cholesky [[4.0 0.0] [2.0 2.0]]) ; f32[2,2] [[2 0] [1 1]]")                                                       \
   X(Qr, "qr-part", "qr", 1, 1, PartAttrs, Opaque, LayoutDemanding, kFloatOnly, qrType, qrKernel, kInternal,                 \
     "The reduced QR decomposition of [..., m, n]: part 0 q [..., m, k], part 1 r [..., k, n], k = min(m, n).",         \
     "")                                                                                                                \
-  X(Svd, "svd-part", "svd", 1, 1, PartAttrs, Opaque, LayoutDemanding, kFloatOnly, svdType, svdKernel, kInternal,            \
+  X(Svd, "svd-part", "svd", 1, 1, PartAttrs, Opaque, LayoutDemanding, kFloatOnly | kMayFail, svdType, svdKernel, kInternal,            \
     "The reduced SVD of [..., m, n]: part 0 u [..., m, k], 1 s [..., k] (descending), 2 vh [..., k, n].",              \
     "")                                                                                                                \
-  X(Eigh, "eigh-part", "eigh", 1, 1, PartAttrs, Opaque, LayoutDemanding, kFloatOnly, eighType, eighKernel, kInternal,       \
+  X(Eigh, "eigh-part", "eigh", 1, 1, PartAttrs, Opaque, LayoutDemanding, kFloatOnly | kMayFail, eighType, eighKernel, kInternal,       \
     "Eigen-decomposition of symmetric [..., n, n] from its lower triangle: part 0 w ascending, part 1 v (columns).",   \
     "")                                                                                                                \
   X(Trace, "trace", "trace", 1, 1, NoAttrs, Opaque, LayoutDemanding, 0, traceType, traceKernel, kUnaryCall,            \

@@ -42,6 +42,12 @@ enum OpTrait : uint32_t {
                               ///< comparisons, extrema, integer arithmetic) or IEEE operations,
                               ///< each correctly rounded (+ - * / sqrt, conversions); what the
                               ///< differential tests compare bit for bit (docs/numerics.md)
+  kMayFail = 1u << 14,        ///< its kernel may raise a value error that depends on the
+                              ///< operands' values, not only their types (a singular matrix,
+                              ///< an index out of range, a malformed key): dce keeps it when
+                              ///< nothing reads its result, so compiled code fails where eager
+                              ///< code does; cse may still merge two, and fold-constants folds
+                              ///< one that succeeds
 };
 
 /// How an operation may be fused with its neighbours (the fuse pass's rules).

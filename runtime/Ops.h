@@ -109,7 +109,7 @@ struct CallForm; // runtime/CallForms.h
   X(Pad, "pad", "pad", 1, 1, PadAttrs, Injective, AxisSensitive, kBitExact, padType, padKernel, kPadCall,              \
     "x surrounded by value on each axis, [before after] per axis (or one pair for all).",                              \
     "(pad [1 2] [1 1] :value 9) ; i64[4] [9 1 2 9]")                                                                   \
-  X(Take, "take", "take", 2, 2, AxisAttrs, Injective, AxisSensitive, kBitExact, takeType, takeKernel, kTakeCall,       \
+  X(Take, "take", "take", 2, 2, AxisAttrs, Injective, AxisSensitive, kBitExact | kMayFail, takeType, takeKernel, kTakeCall,       \
     "The slices of x at integer indices along an axis (negative from the end).",                                       \
     "(take [10 20 30] [2 0]) ; i64[2] [30 10]")                                                                        \
   X(Tril, "tril", "tril", 1, 1, DiagonalAttrs, Opaque, AxisSensitive, kZeroAtZero | kBitExact, triangleType, triangleKernel<true>, kDiagonalCall, \
@@ -118,7 +118,7 @@ struct CallForm; // runtime/CallForms.h
   X(Triu, "triu", "triu", 1, 1, DiagonalAttrs, Opaque, AxisSensitive, kZeroAtZero | kBitExact, triangleType, triangleKernel<false>, kDiagonalCall, \
     "The upper triangle of the last two axes: elements (i, j) with j - i >= k kept, the rest 0; k defaults to 0.", \
     "(triu [[1 2 3] [4 5 6]] 1) ; i64[2,3] [[0 2 3] [0 0 6]]")                                                         \
-  X(OneHot, "one-hot", "one_hot", 1, 1, CountAttrs, Injective, AxisSensitive, kBitExact, oneHotType, oneHotKernel, kOneHotCall, \
+  X(OneHot, "one-hot", "one_hot", 1, 1, CountAttrs, Injective, AxisSensitive, kBitExact | kMayFail, oneHotType, oneHotKernel, kOneHotCall, \
     "Integer labels as rows of n zeros with a one at the label (f32).",                                                \
     "(one-hot [0 2] 3) ; f32[2,3] [[1 0 0] [0 0 1]]")                                                                  \
   X(MatMul, "matmul", "matmul", 2, 2, NoAttrs, Contraction, LayoutDemanding, kLayoutFromData | kReadsViews, matmulType, matmulKernel, kBinaryCall, \
@@ -154,7 +154,7 @@ struct CallForm; // runtime/CallForms.h
   X(LayerNorm, "layer-norm", "layer_norm", 1, 1, NormAttrs, Reduction, AxisSensitive, kFloatOnly, layerNormType, layerNormKernel, kLayerNormCall, \
     "(x - mean) / sqrt(var + eps) along an axis; no affine parameters.",                                               \
     "(layer-norm [1.0 3.0] :eps 0.0) ; f32[2] [-1 1]")                                                                 \
-  X(CrossEntropy, "cross-entropy", "cross_entropy", 2, 2, NoAttrs, Reduction, AxisSensitive, kFloatOnly, crossEntropyType, crossEntropyKernel, kCrossEntropyCall, \
+  X(CrossEntropy, "cross-entropy", "cross_entropy", 2, 2, NoAttrs, Reduction, AxisSensitive, kFloatOnly | kMayFail, crossEntropyType, crossEntropyKernel, kCrossEntropyCall, \
     "Mean over the batch of -log softmax(logits)[label] (integer labels).",                                            \
     "(cross-entropy [[0.0 0.0]] [1]) ; 0.6931472")                                                                     \
   X(Mse, "mse", "mse", 2, 2, NoAttrs, Reduction, AxisSensitive, 0, mseType, mseKernel, kBinaryCall,                    \
@@ -175,31 +175,31 @@ struct CallForm; // runtime/CallForms.h
   X(RngKey, "rng-key", "rng_key", 0, 0, SeedAttrs, Opaque, Agnostic, kCreation, rngKeyType, rngKeyKernel, kRngKeyCall, \
     "A key of the functional random generator: the same key gives the same numbers.",                                  \
     "(rng-key 7) ; i64[2] [7 0]")                                                                                      \
-  X(RngSplit, "rng-split", "rng_split", 1, 1, CountAttrs, Opaque, LayoutDemanding, kRandom, rngSplitType, rngSplitKernel, kRngSplitCall, \
+  X(RngSplit, "rng-split", "rng_split", 1, 1, CountAttrs, Opaque, LayoutDemanding, kRandom | kMayFail, rngSplitType, rngSplitKernel, kRngSplitCall, \
     "n independent keys derived from key.",                                                                            \
     "(shape (rng-split (rng-key 0) 3)) ; [3 2]")                                                                       \
-  X(RandUniform, "rand", "rand", 1, 1, RandomAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly, randomType, randUniformKernel, kRandomCall, \
+  X(RandUniform, "rand", "rand", 1, 1, RandomAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly | kMayFail, randomType, randUniformKernel, kRandomCall, \
     "Uniform values in [0, 1) from key.",                                                                              \
     "(shape (rand (rng-key 0) [2 3])) ; [2 3]")                                                                        \
-  X(RandNormal, "randn", "randn", 1, 1, RandomAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly, randomType, randNormalKernel, kRandomCall, \
+  X(RandNormal, "randn", "randn", 1, 1, RandomAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly | kMayFail, randomType, randNormalKernel, kRandomCall, \
     "Standard normal values from key.",                                                                                \
     "(dtype (randn (rng-key 0) [4] :dtype :f64)) ; :f64")                                                              \
-  X(Dropout, "dropout", "dropout", 2, 2, RateAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly, dropoutType, dropoutKernel, kDropoutCall, \
+  X(Dropout, "dropout", "dropout", 2, 2, RateAttrs, Opaque, LayoutDemanding, kRandom | kFloatOnly | kMayFail, dropoutType, dropoutKernel, kDropoutCall, \
     "Each element zeroed with probability rate, the rest scaled by 1/(1 - rate).",                                     \
     "(dropout (rng-key 0) [1.0 1.0] 0.0) ; f32[2] [1 1]")                                                              \
-  X(RandInt, "randint", "randint", 1, 1, RandIntAttrs, Opaque, LayoutDemanding, kRandom, randIntType, randIntKernel, kRandIntCall, \
+  X(RandInt, "randint", "randint", 1, 1, RandIntAttrs, Opaque, LayoutDemanding, kRandom | kMayFail, randIntType, randIntKernel, kRandIntCall, \
     "Uniform integers in [lo, hi) from key (i64).",                                                                    \
     "(shape (randint (rng-key 0) [2 3] 0 10)) ; [2 3]")                                                               \
-  X(Categorical, "categorical", "categorical", 2, 2, NoAttrs, Opaque, LayoutDemanding, kRandom, categoricalType, categoricalKernel, kCategoricalCall, \
+  X(Categorical, "categorical", "categorical", 2, 2, NoAttrs, Opaque, LayoutDemanding, kRandom | kMayFail, categoricalType, categoricalKernel, kCategoricalCall, \
     "An index (i64) per row of logits over the last axis, drawn with probabilities softmax(logits).",                  \
     "(categorical (rng-key 0) [[0.0 -1e30] [-1e30 0.0]]) ; i64[2] [0 1]")                                              \
-  X(Permutation, "permutation", "permutation", 1, 1, CountAttrs, Opaque, LayoutDemanding, kRandom, permutationType, permutationKernel, kPermutationCall, \
+  X(Permutation, "permutation", "permutation", 1, 1, CountAttrs, Opaque, LayoutDemanding, kRandom | kMayFail, permutationType, permutationKernel, kPermutationCall, \
     "A random ordering of 0..n-1 (i64), every ordering equally likely.",                                               \
     "(sum (permutation (rng-key 0) 4)) ; 6")                                                                          \
-  X(Shuffle, "shuffle", "shuffle", 2, 2, NoAttrs, Opaque, LayoutDemanding, kRandom, shuffleType, shuffleKernel, kShuffleCall, \
+  X(Shuffle, "shuffle", "shuffle", 2, 2, NoAttrs, Opaque, LayoutDemanding, kRandom | kMayFail, shuffleType, shuffleKernel, kShuffleCall, \
     "The rows (axis 0) of x in a random order: (take x (permutation key n)).",                                         \
     "(sum (shuffle (rng-key 0) [1 2 3])) ; 6")                                                                         \
-  X(Bernoulli, "bernoulli", "bernoulli", 2, 2, ShapeAttrs, Opaque, LayoutDemanding, kRandom, bernoulliType, bernoulliKernel, kBernoulliCall, \
+  X(Bernoulli, "bernoulli", "bernoulli", 2, 2, ShapeAttrs, Opaque, LayoutDemanding, kRandom | kMayFail, bernoulliType, bernoulliKernel, kBernoulliCall, \
     "A :bool tensor of shape, each element true with probability p (p broadcast to shape).",                          \
     "(bernoulli (rng-key 0) 1.0 [2]) ; bool[2] [true true]")                                                          \
   X(StopGradient, "stop-gradient", "stop_gradient", 1, 1, NoAttrs, Elementwise, Agnostic, kSameOrder | kZeroAtZero | kBitExact, stopGradientType, stopGradientKernel, kUnaryCall, \
@@ -208,7 +208,7 @@ struct CallForm; // runtime/CallForms.h
   X(SliceGrad, "slice-grad", "slice_grad", 1, 1, SliceGradAttrs, Opaque, AxisSensitive, kBitExact, sliceGradType, sliceGradKernel, kInternal, \
     "The cotangent of slice: g placed in zeros of x's shape (derivative programs).",                                   \
     "")                                                                                                                \
-  X(TakeGrad, "take-grad", "take_grad", 2, 2, TakeGradAttrs, Opaque, AxisSensitive, kFloatOnly, takeGradType, takeGradKernel, kInternal, \
+  X(TakeGrad, "take-grad", "take_grad", 2, 2, TakeGradAttrs, Opaque, AxisSensitive, kFloatOnly | kMayFail, takeGradType, takeGradKernel, kInternal, \
     "The cotangent of take: g summed into zeros at the indices (derivative programs).",                                \
     "")                                                                                                                \
   X(Conv2dGradInput, "conv2d-grad-input", "conv2d_grad_input", 2, 2, Conv2dGradAttrs, Contraction, LayoutDemanding, kFloatOnly, conv2dGradInputType, conv2dGradInputKernel, kInternal, \

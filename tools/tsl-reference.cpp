@@ -157,7 +157,7 @@ std::string traitsOf(const tsl::OpInfo& op) {
       {kCreation, "creation"},         {kRandom, "random"},            {kSideEffecting, "side-effecting"},
       {kView, "view"},                 {kSameOrder, "same-order"},     {kLoopReduction, "loop-reduction"},
       {kZeroAtZero, "zero-at-zero"},   {kFiniteAtZero, "finite-at-zero"}, {kLayoutFromData, "layout-from-data"},
-      {kReadsViews, "reads-views"},    {kBitExact, "bit-exact"}};
+      {kReadsViews, "reads-views"},    {kBitExact, "bit-exact"},       {kMayFail, "may-fail"}};
   std::string out = "[";
   for (const auto& [trait, name] : traits)
     if (op.has(trait)) out += (out.size() > 1 ? ", " : "") + json(name);
