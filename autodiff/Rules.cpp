@@ -12,6 +12,7 @@ RuleTable build() {
   addNeuralRules(table);
   addLinalgRules(table);
   addOrderRules(table);
+  addAttentionRules(table);
   // Every operation must say how it differentiates: a missing entry is a table bug.
   for (const OpInfo& info : allOps()) {
     const DiffRule& rule = table[static_cast<size_t>(info.kind)];

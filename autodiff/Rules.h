@@ -50,6 +50,7 @@ void addStructureRules(RuleTable& table);
 void addNeuralRules(RuleTable& table);
 void addLinalgRules(RuleTable& table);
 void addOrderRules(RuleTable& table);
+void addAttentionRules(RuleTable& table);
 
 /// Shorthands the rule files share.
 namespace shorthand {

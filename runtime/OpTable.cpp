@@ -6,6 +6,7 @@
 #include "runtime/Ops.h"
 #include "runtime/CallForms.h"
 
+#include "runtime/Attention.h"
 #include "runtime/Layout.h"
 #include "runtime/Decompositions.h"
 #include "runtime/GatherScatter.h"
@@ -581,6 +582,7 @@ std::vector<OpInfo> buildTable() {
   TSL_OTHER_OPS(TSL_ADD_OTHER)
   TSL_LINALG_OPS(TSL_ADD_OTHER)
   TSL_ORDER_OPS(TSL_ADD_OTHER)
+  TSL_ATTENTION_OPS(TSL_ADD_OTHER)
 #undef TSL_ADD_OTHER
   for (size_t i = 0; i < table.size(); ++i) TSL_ASSERT(static_cast<size_t>(table[i].kind) == i);
   return table;
@@ -674,6 +676,7 @@ const char* opIdentifier(OpKind kind) {
   static const char* const names[] = {
 #define TSL_IDENT(name, ...) #name,
       TSL_BINARY_OPS(TSL_IDENT) TSL_UNARY_OPS(TSL_IDENT) TSL_OTHER_OPS(TSL_IDENT) TSL_LINALG_OPS(TSL_IDENT) TSL_ORDER_OPS(TSL_IDENT)
+          TSL_ATTENTION_OPS(TSL_IDENT)
 #undef TSL_IDENT
   };
   return names[static_cast<int>(kind)];

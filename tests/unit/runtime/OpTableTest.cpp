@@ -110,9 +110,9 @@ TEST_CASE("every operation has its row: a call form or internal, a sentence, an 
       if (a.use == ArgUse::Keyword && a.fallback) CHECK(std::string_view(a.fallback).size() > 0);
   }
   // The compiler's own operations: the six adjoints, gelu's tanh variant, the four
-  // one-result-per-part decompositions (slogdet, qr, svd, eigh; runtime/LinalgRows.h) and
-  // the linear scan of cumprod's derivatives.
-  CHECK(internal == 12);
+  // one-result-per-part decompositions (slogdet, qr, svd, eigh; runtime/LinalgRows.h), the
+  // linear scan of cumprod's derivatives and attention's two derivative rows.
+  CHECK(internal == 14);
   // Every callable row is called by its own name, once; aliases call rows too.
   std::vector<std::string> names;
   for (const CallName& n : callNames()) names.push_back(n.name);
