@@ -98,7 +98,7 @@ const char* formName(const tsl::CallForm* form) {
       {&kRandIntCall, "randint"},   {&kCategoricalCall, "categorical"}, {&kPermutationCall, "permutation"},
       {&kShuffleCall, "shuffle"},   {&kBernoulliCall, "bernoulli"},   {&kSortCall, "sort"},
       {&kArgsortCall, "argsort"},   {&kTopKCall, "top-k"},            {&kGatherCall, "gather"},
-      {&kScatterAddCall, "scatter-add"}, {&kInternal, "internal"}};
+      {&kScatterAddCall, "scatter-add"}, {&kAttentionCall, "attention"}, {&kInternal, "internal"}};
   for (const auto& [f, name] : forms)
     if (f == form) return name;
   return nullptr; // a form not named here: the generator reads its arguments
