@@ -21,6 +21,12 @@ constexpr const char* kSecondOrder =
     "second derivatives through attention are not supported (its derivatives are fused rows without rules of "
     "their own); differentiate attention once";
 
+/// Part 1 (the logsumexp) is only in derivative programs: differentiating it is a second
+/// derivative.
+void requireOutput(Emit& e, const Primal& p) {
+  if (attrs<AttentionAttrs>(p).part != 0) throw Error(ErrorKind::Type, cat("autodiff: ", kSecondOrder), e.span());
+}
+
 /// The attributes of part `part` of the same call.
 AttentionAttrs partOf(const Primal& p, int64_t part) { return AttentionAttrs{attrs<AttentionAttrs>(p).causal, part}; }
 
@@ -37,7 +43,7 @@ DType derivativeType(const Primal& p) {
 }
 
 Vs attentionVjp(Emit& e, const Primal& p, V ct) {
-  if (attrs<AttentionAttrs>(p).part != 0) fail(ErrorKind::Type, "autodiff: ", kSecondOrder);
+  requireOutput(e, p);
   const DType dtype = derivativeType(p);
   Vs x = operandsIn(e, p, dtype);
   V g = e.cast(ct, dtype);
@@ -55,7 +61,7 @@ Vs attentionVjp(Emit& e, const Primal& p, V ct) {
 }
 
 V attentionJvp(Emit& e, const Primal& p, const Vs& d) {
-  if (attrs<AttentionAttrs>(p).part != 0) fail(ErrorKind::Type, "autodiff: ", kSecondOrder);
+  requireOutput(e, p);
   const DType dtype = derivativeType(p);
   Vs x = operandsIn(e, p, dtype);
   Vs operands{x[0], x[1], x[2]};
