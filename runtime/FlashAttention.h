@@ -39,13 +39,16 @@
 
 // The tiles' vector multiply-adds are fused: GCC compiles the functions below with FP
 // contraction (its optimize pragma; the TU's own flags say off), clang by the pragma each
-// such function starts with. Scalar multiply-adds are explicit fma.
+// such function starts with. Scalar multiply-adds are explicit fma. GCC also vectorises
+// the loops along a tile's lanes (the exponentials, maxima, sums) at the full vector
+// width, which its tuning for this CPU would halve.
 #if defined(__clang__)
 #define TSL_FP_CONTRACT _Pragma("clang fp contract(fast)")
 #else
 #define TSL_FP_CONTRACT
 #pragma GCC push_options
 #pragma GCC optimize("fp-contract=fast")
+#pragma GCC target("prefer-vector-width=512")
 #endif
 
 namespace tsl::flash {
@@ -160,102 +163,87 @@ struct Simd<double> {
 #define TSL_VSTORE(p, v) __builtin_memcpy((p), &(v), sizeof(v))
 // A scalar in every lane is written x - V{}: x + V{} would add 0 (not a no-op for -0).
 
-/// s[a·kTile + b] (+)= Σ_p x[a·depth + p] · yt[p·kTile + b] for a < rows and every b:
-/// four rows of x at a time, their kTile lanes in registers over the whole depth.
-template <typename T, bool accumulate>
-inline void scoreTile(const T* x, int64_t rows, const T* yt, int64_t depth, T* s) {
+/// s[(a + r)·kTile + b] (+)= Σ_p x[(a + r)·depth + p] · yt[p·kTile + b] for r < R and
+/// every b: R rows of x, their kTile lanes in registers over the whole depth.
+template <typename T, int64_t R, bool accumulate>
+inline void scoreRows(const T* x, int64_t a, const T* yt, int64_t depth, T* s) {
   TSL_FP_CONTRACT
   using V = typename Simd<T>::V;
   constexpr int64_t kVectors = kTile * static_cast<int64_t>(sizeof(T)) / 64;
   constexpr int64_t kLanes = 64 / static_cast<int64_t>(sizeof(T));
-  int64_t a = 0;
-  for (; a + 4 <= rows; a += 4) {
-    V acc[4][kVectors];
-    for (int64_t r = 0; r < 4; ++r)
-      for (int64_t n = 0; n < kVectors; ++n) {
-        if (accumulate) TSL_VLOAD(acc[r][n], s + (a + r) * kTile + n * kLanes);
-        else acc[r][n] = V{};
-      }
-    const T* x0 = x + a * depth;
-    for (int64_t p = 0; p < depth; ++p) {
-      V y[kVectors];
-      for (int64_t n = 0; n < kVectors; ++n) TSL_VLOAD(y[n], yt + p * kTile + n * kLanes);
-      const V e0 = x0[p] - V{}, e1 = x0[depth + p] - V{}, e2 = x0[2 * depth + p] - V{}, e3 = x0[3 * depth + p] - V{};
-      for (int64_t n = 0; n < kVectors; ++n) {
-        acc[0][n] = e0 * y[n] + acc[0][n];
-        acc[1][n] = e1 * y[n] + acc[1][n];
-        acc[2][n] = e2 * y[n] + acc[2][n];
-        acc[3][n] = e3 * y[n] + acc[3][n];
-      }
-    }
-    for (int64_t r = 0; r < 4; ++r)
-      for (int64_t n = 0; n < kVectors; ++n) TSL_VSTORE(s + (a + r) * kTile + n * kLanes, acc[r][n]);
-  }
-  for (; a < rows; ++a) {
-    V acc[kVectors];
+  V acc[R][kVectors];
+  for (int64_t r = 0; r < R; ++r)
     for (int64_t n = 0; n < kVectors; ++n) {
-      if (accumulate) TSL_VLOAD(acc[n], s + a * kTile + n * kLanes);
-      else acc[n] = V{};
+      if (accumulate) TSL_VLOAD(acc[r][n], s + (a + r) * kTile + n * kLanes);
+      else acc[r][n] = V{};
     }
-    for (int64_t p = 0; p < depth; ++p) {
-      const V e = x[a * depth + p] - V{};
-      for (int64_t n = 0; n < kVectors; ++n) {
-        V y;
-        TSL_VLOAD(y, yt + p * kTile + n * kLanes);
-        acc[n] = e * y + acc[n];
-      }
+  const T* x0 = x + a * depth;
+  for (int64_t p = 0; p < depth; ++p) {
+    V y[kVectors];
+    for (int64_t n = 0; n < kVectors; ++n) TSL_VLOAD(y[n], yt + p * kTile + n * kLanes);
+    for (int64_t r = 0; r < R; ++r) {
+      const V e = x0[r * depth + p] - V{};
+      for (int64_t n = 0; n < kVectors; ++n) acc[r][n] = e * y[n] + acc[r][n];
     }
-    for (int64_t n = 0; n < kVectors; ++n) TSL_VSTORE(s + a * kTile + n * kLanes, acc[n]);
   }
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t n = 0; n < kVectors; ++n) TSL_VSTORE(s + (a + r) * kTile + n * kLanes, acc[r][n]);
 }
 
-/// acc[a·width + c] += Σ_b w[b·kTile + a] · z[b·width + c] for a < rows (≤ kTile),
-/// b < count, c < width: rows of z weighted by a column of the tile w, four output rows ×
-/// two vectors of columns in registers over the whole block.
-template <typename T>
-inline void accumulateRows(const T* w, int64_t count, const T* z, int64_t width, T* acc, int64_t rows) {
+/// s[a·kTile + b] (+)= Σ_p x[a·depth + p] · yt[p·kTile + b] for a < rows and every b:
+/// sixteen vector accumulators at a time (8 rows of floats, 4 of doubles), then 4, then 1.
+template <typename T, bool accumulate>
+inline void scoreTile(const T* x, int64_t rows, const T* yt, int64_t depth, T* s) {
+  constexpr int64_t kRows = 16 / (kTile * static_cast<int64_t>(sizeof(T)) / 64);
+  int64_t a = 0;
+  for (; a + kRows <= rows; a += kRows) scoreRows<T, kRows, accumulate>(x, a, yt, depth, s);
+  for (; a + 4 <= rows; a += 4) scoreRows<T, 4, accumulate>(x, a, yt, depth, s);
+  for (; a < rows; ++a) scoreRows<T, 1, accumulate>(x, a, yt, depth, s);
+}
+
+/// acc[(a + r)·width + c + j] += Σ_b w[b·kTile + a + r] · z[b·width + c + j] for r < R and
+/// j < two vectors: R output rows × two vectors of columns in registers over the block.
+template <typename T, int64_t R>
+inline void accumulateBlock(const T* w, int64_t count, const T* z, int64_t width, T* acc, int64_t a, int64_t c) {
   TSL_FP_CONTRACT
   using V = typename Simd<T>::V;
   constexpr int64_t kLanes = 64 / static_cast<int64_t>(sizeof(T));
-  constexpr int64_t kColumns = 2 * kLanes;
-  int64_t a = 0;
-  for (; a + 4 <= rows; a += 4) {
-    int64_t c = 0;
-    for (; c + kColumns <= width; c += kColumns) {
-      V t[4][2];
-      for (int64_t r = 0; r < 4; ++r)
-        for (int64_t n = 0; n < 2; ++n) TSL_VLOAD(t[r][n], acc + (a + r) * width + c + n * kLanes);
-      for (int64_t b = 0; b < count; ++b) {
-        V zr[2];
-        for (int64_t n = 0; n < 2; ++n) TSL_VLOAD(zr[n], z + b * width + c + n * kLanes);
-        const T* wb = w + b * kTile + a;
-        const V w0 = wb[0] - V{}, w1 = wb[1] - V{}, w2 = wb[2] - V{}, w3 = wb[3] - V{};
-        for (int64_t n = 0; n < 2; ++n) {
-          t[0][n] = w0 * zr[n] + t[0][n];
-          t[1][n] = w1 * zr[n] + t[1][n];
-          t[2][n] = w2 * zr[n] + t[2][n];
-          t[3][n] = w3 * zr[n] + t[3][n];
-        }
-      }
-      for (int64_t r = 0; r < 4; ++r)
-        for (int64_t n = 0; n < 2; ++n) TSL_VSTORE(acc + (a + r) * width + c + n * kLanes, t[r][n]);
+  V t[R][2];
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t n = 0; n < 2; ++n) TSL_VLOAD(t[r][n], acc + (a + r) * width + c + n * kLanes);
+  for (int64_t b = 0; b < count; ++b) {
+    V zr[2];
+    for (int64_t n = 0; n < 2; ++n) TSL_VLOAD(zr[n], z + b * width + c + n * kLanes);
+    const T* wb = w + b * kTile + a;
+    for (int64_t r = 0; r < R; ++r) {
+      const V weight = wb[r] - V{};
+      for (int64_t n = 0; n < 2; ++n) t[r][n] = weight * zr[n] + t[r][n];
     }
-    if (c < width)
-      for (int64_t r = 0; r < 4; ++r) {
-        T* out = acc + (a + r) * width;
-        for (int64_t b = 0; b < count; ++b) {
-          const T wt = w[b * kTile + a + r];
-          const T* zr = z + b * width;
-          for (int64_t j = c; j < width; ++j) out[j] = std::fma(wt, zr[j], out[j]);
-        }
-      }
   }
-  for (; a < rows; ++a) {
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t n = 0; n < 2; ++n) TSL_VSTORE(acc + (a + r) * width + c + n * kLanes, t[r][n]);
+}
+
+/// acc[a·width + c] += Σ_b w[b·kTile + a] · z[b·width + c] for a < rows (≤ kTile),
+/// b < count, c < width: rows of z weighted by a column of the tile w, in blocks of 8 (then
+/// 4) rows × two vectors of columns; the columns past the last whole pair of vectors, and
+/// the last rows, one row at a time.
+template <typename T>
+inline void accumulateRows(const T* w, int64_t count, const T* z, int64_t width, T* acc, int64_t rows) {
+  constexpr int64_t kColumns = 2 * 64 / static_cast<int64_t>(sizeof(T));
+  const int64_t whole = width / kColumns * kColumns;
+  int64_t a = 0;
+  for (; a + 8 <= rows; a += 8)
+    for (int64_t c = 0; c < whole; c += kColumns) accumulateBlock<T, 8>(w, count, z, width, acc, a, c);
+  for (; a + 4 <= rows; a += 4)
+    for (int64_t c = 0; c < whole; c += kColumns) accumulateBlock<T, 4>(w, count, z, width, acc, a, c);
+  const int64_t blocked = a;
+  for (a = 0; a < rows; ++a) {
     T* out = acc + a * width;
     for (int64_t b = 0; b < count; ++b) {
       const T wt = w[b * kTile + a];
       const T* zr = z + b * width;
-      for (int64_t j = 0; j < width; ++j) out[j] = std::fma(wt, zr[j], out[j]);
+      for (int64_t j = a < blocked ? whole : 0; j < width; ++j) out[j] = std::fma(wt, zr[j], out[j]);
     }
   }
 }
