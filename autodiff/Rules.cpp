@@ -13,6 +13,7 @@ RuleTable build() {
   addLinalgRules(table);
   addOrderRules(table);
   addCollectiveRules(table);
+  addAttentionRules(table);
   // Every operation must say how it differentiates: a missing entry is a table bug.
   for (const OpInfo& info : allOps()) {
     const DiffRule& rule = table[static_cast<size_t>(info.kind)];

@@ -51,6 +51,7 @@ void addNeuralRules(RuleTable& table);
 void addLinalgRules(RuleTable& table);
 void addOrderRules(RuleTable& table);
 void addCollectiveRules(RuleTable& table);
+void addAttentionRules(RuleTable& table);
 
 /// Shorthands the rule files share.
 namespace shorthand {

@@ -11,6 +11,8 @@
 //   reduction      once, its axes moved past the batch axis (all axes: every example axis);
 //   matmul         once when broadcasting over leading axes already means "per example"
 //                  (both operands of rank >= 2, or a batched vector times a matrix);
+//   attention      once: its leading axes broadcast, so batched operands line up as an
+//                  elementwise operation's do;
 //   anything else  once per example (a row of each batched operand), stacked: always
 //                  right, and the IR grows with the batch.
 //
@@ -110,7 +112,8 @@ Value Tracer::emitBatched(OpKind kind, const OpAttrs& attrs, std::span<const Val
   for (const Value* v : operands)
     if (isBatched(*v)) batch = batchSize(*v);
   const OpInfo& info = opInfo(kind);
-  if (info.fusion == FusionClass::Elementwise) return batchElementwise(tracer, kind, attrs, operands, batch, span);
+  if (info.fusion == FusionClass::Elementwise || kind == OpKind::Attention)
+    return batchElementwise(tracer, kind, attrs, operands, batch, span);
   if (const auto* reduce = std::get_if<ReduceAttrs>(&attrs); reduce && operands.size() == 1) {
     const int rank = rankOf(*operands[0]);
     ReduceAttrs moved = *reduce;

@@ -248,6 +248,12 @@ OpCall readOpCall(const CallContext& cx, OpKind self, const CallForm& form, Args
     const Value* v = isPositional ? &positional[next++] : kw.find(a.name);
     switch (a.kind) {
     case ArgKind::Tensor:
+      if (!isPositional) { // a keyword option (attention's :mask): an operand when given
+        if (!v || v->isNil()) continue;
+        if (!isTensorLike(*v)) badAttr(cx, nameOf(a), "a tensor", *v);
+        call.operands.push_back(v);
+        continue;
+      }
       if (!isTensorLike(*v)) badArgument(cx, next - 1, "a tensor", *v);
       call.operands.push_back(v);
       continue;

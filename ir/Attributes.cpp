@@ -42,6 +42,10 @@ template <typename V> void fields(V& v, const ScanAttrs*) {
   v("axis", &ScanAttrs::axis);
   v("reverse", &ScanAttrs::reverse);
 }
+template <typename V> void fields(V& v, const AttentionAttrs*) {
+  v("causal", &AttentionAttrs::causal);
+  v("part", &AttentionAttrs::part);
+}
 template <typename V> void fields(V& v, const CastAttrs*) { v("dtype", &CastAttrs::dtype); }
 template <typename V> void fields(V& v, const FullAttrs*) {
   v("shape", &FullAttrs::shape);

@@ -84,6 +84,11 @@ constexpr ArgSpec kGatherArgs[] = {tensor("x"), tensor("idx"), keyword("axis", K
 constexpr ArgSpec kScatterAddArgs[] = {tensor("x"), tensor("idx"), tensor("src"), keyword("axis", K::Int, "-1")};
 BuiltCall buildAxis3(OpKind self, const ArgValues& v) { return {self, AxisAttrs{v.get<int64_t>(3)}}; }
 
+// attention's mask is a tensor given as a keyword option: when given, the last operand.
+constexpr ArgSpec kAttentionArgs[] = {tensor("q"), tensor("k"), tensor("v"), {"mask", K::Tensor, U::Keyword, "nil"},
+                                      keyword("causal", K::Bool, "false")};
+BuiltCall buildAttention(OpKind self, const ArgValues& v) { return {self, AttentionAttrs{v.get<bool>(4), 0}}; }
+
 constexpr ArgSpec kLayerNormArgs[] = {tensor("x"), keyword("axis", K::Int, "-1"), keyword("eps", K::Number, "1e-5")};
 BuiltCall buildLayerNorm(OpKind self, const ArgValues& v) {
   return {self, NormAttrs{v.get<int64_t>(1), v.get<Number>(2).asDouble()}};
@@ -282,6 +287,7 @@ const CallForm kArgsortCall{kSoftmaxArgs, buildAxis1};
 const CallForm kTopKCall{kTopKArgs, buildTopK, Variadic::None, 0, nullptr, 2, topKPart};
 const CallForm kGatherCall{kGatherArgs, buildAxis2};
 const CallForm kScatterAddCall{kScatterAddArgs, buildAxis3};
+const CallForm kAttentionCall{kAttentionArgs, buildAttention};
 const CallForm kCrossEntropyCall{kCrossEntropyArgs, plain};
 const CallForm kReshapeCall{kReshapeArgs, buildShape1};
 const CallForm kFlattenCall{kX, buildFlatten};

@@ -27,7 +27,8 @@ namespace tsl {
 
 /// What one argument of a call is.
 enum class ArgKind : uint8_t {
-  Tensor,      ///< a tensor operand (a number is a rank-0 tensor)
+  Tensor,      ///< a tensor operand (a number is a rank-0 tensor); as a keyword option
+               ///< (defaulting to nil), an operand after the positional ones when given
   Tensors,     ///< tensor operands: a vector of tensors, or a tensor's slices along axis 0
   MoreTensors, ///< every remaining positional argument, each a tensor operand
   ShapeOf,     ///< a tensor whose shape (and dtype, for a default) is what is read
@@ -167,6 +168,7 @@ extern const CallForm kTopKCall;      ///< (top-k x k): two parts, [values indic
 extern const CallForm kGatherCall;    ///< (gather x idx :axis -1)
 extern const CallForm kScatterAddCall; ///< (scatter-add x idx src :axis -1)
 extern const CallForm kLayerNormCall;
+extern const CallForm kAttentionCall; ///< (attention q k v :mask nil :causal false)
 extern const CallForm kFullCall;
 extern const CallForm kZerosCall;
 extern const CallForm kOnesCall;

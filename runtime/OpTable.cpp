@@ -6,6 +6,7 @@
 #include "runtime/Ops.h"
 #include "runtime/CallForms.h"
 
+#include "runtime/Attention.h"
 #include "runtime/Layout.h"
 #include "runtime/Collectives.h"
 #include "runtime/Decompositions.h"
@@ -583,6 +584,7 @@ std::vector<OpInfo> buildTable() {
   TSL_LINALG_OPS(TSL_ADD_OTHER)
   TSL_ORDER_OPS(TSL_ADD_OTHER)
   TSL_COLLECTIVE_OPS(TSL_ADD_OTHER)
+  TSL_ATTENTION_OPS(TSL_ADD_OTHER)
 #undef TSL_ADD_OTHER
   for (size_t i = 0; i < table.size(); ++i) TSL_ASSERT(static_cast<size_t>(table[i].kind) == i);
   return table;
@@ -677,6 +679,7 @@ const char* opIdentifier(OpKind kind) {
 #define TSL_IDENT(name, ...) #name,
       TSL_BINARY_OPS(TSL_IDENT) TSL_UNARY_OPS(TSL_IDENT) TSL_OTHER_OPS(TSL_IDENT) TSL_LINALG_OPS(TSL_IDENT) TSL_ORDER_OPS(TSL_IDENT)
           TSL_COLLECTIVE_OPS(TSL_IDENT)
+          TSL_ATTENTION_OPS(TSL_IDENT)
 #undef TSL_IDENT
   };
   return names[static_cast<int>(kind)];

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "runtime/CollectiveRows.h"
+#include "runtime/AttentionRows.h"
 #include "runtime/Creation.h"
 #include "runtime/Distributed.h"
 #include "runtime/Elementwise.h"
@@ -244,6 +245,7 @@ enum class OpKind : uint16_t {
 #define TSL_KIND(name, ...) name,
   TSL_BINARY_OPS(TSL_KIND) TSL_UNARY_OPS(TSL_KIND) TSL_OTHER_OPS(TSL_KIND) TSL_LINALG_OPS(TSL_KIND) TSL_ORDER_OPS(TSL_KIND)
       TSL_COLLECTIVE_OPS(TSL_KIND)
+      TSL_ATTENTION_OPS(TSL_KIND)
 #undef TSL_KIND
 };
 
@@ -381,6 +383,11 @@ struct ScanAttrs { ///< linear-scan: the axis, and whether it runs from the end
   bool reverse = false;
   bool operator==(const ScanAttrs&) const = default;
 };
+struct AttentionAttrs { ///< attention and its derivatives: the causal triangle, and which result
+  bool causal = false;
+  int64_t part = 0;
+  bool operator==(const AttentionAttrs&) const = default;
+};
 struct LayoutAttrs { ///< transdata: to-layout, whether the user wrote it or the compiler placed it
   Layout layout = Layout::RowMajor;
   bool operator==(const LayoutAttrs&) const = default;
@@ -390,7 +397,7 @@ using OpAttrs = std::variant<NoAttrs, AxisAttrs, ShapeAttrs, PermAttrs, AxesAttr
                              PadAttrs, CountAttrs, CastAttrs, FullAttrs, ArangeAttrs, LinspaceAttrs, EyeAttrs,
                              RandomAttrs, SeedAttrs, RateAttrs, NormAttrs, EinsumAttrs, ReduceAttrs, MomentAttrs, DiagonalAttrs, Conv2dAttrs,
                              Pool2dAttrs, SliceGradAttrs, TakeGradAttrs, Conv2dGradAttrs, Pool2dGradAttrs,
-                             LayoutAttrs, RandIntAttrs, PartAttrs, TopKAttrs, ScanAttrs, CollectiveAttrs>;
+                             LayoutAttrs, RandIntAttrs, PartAttrs, TopKAttrs, ScanAttrs, CollectiveAttrs, AttentionAttrs>;
 
 /// The type of a tensor value: dtype (weak for untyped literals), shape.
 struct TensorType {

@@ -100,7 +100,8 @@ const char* formName(const tsl::CallForm* form) {
       {&kArgsortCall, "argsort"},   {&kTopKCall, "top-k"},            {&kGatherCall, "gather"},
       {&kScatterAddCall, "scatter-add"}, {&kAllReduceCall, "all-reduce"},
       {&kBroadcastRootCall, "collective-root"}, {&kCollectiveAxisCall, "collective-axis"},
-      {&kBarrierCall, "barrier"},   {&kInternal, "internal"}};
+      {&kBarrierCall, "barrier"},   {&kAttentionCall, "attention"},
+      {&kInternal, "internal"}};
   for (const auto& [f, name] : forms)
     if (f == form) return name;
   return nullptr; // a form not named here: the generator reads its arguments

@@ -4,11 +4,12 @@
 // every elementwise operation, every view (kView: transpose, slice, broadcast-to...,
 // copied through strides) and every loop reduction (kLoopReduction). The rows below are
 // the operations with an emitter of their own, keyed by operation: softmax and its kin,
-// matmul, take, concat... — most call a kernel-library function, specialised to the
+// matmul, take, concat, attention... — most call a kernel-library function, specialised to the
 // shapes once inlined. The remaining operations run their eager kernel through
 // tsl_run_kernel, each listed with the reason; --print-fallbacks shows every such call a
 // program makes. An emitter may decline a case it does not cover (a dtype, a shape): the
 // operation then falls back too.
+#include "compiler/cpu/Attention.h"
 #include "compiler/cpu/Contractions.h"
 #include "compiler/cpu/FunctionCodegen.h"
 #include "compiler/cpu/VectorRows.h"
@@ -449,6 +450,9 @@ const Row kEmitters[] = {
     {OpKind::Pad, pad},
     {OpKind::Full, full},
     {OpKind::SliceGrad, sliceGrad},
+    {OpKind::Attention, emitAttention},
+    {OpKind::AttentionGrad, emitAttention},
+    {OpKind::AttentionJvp, emitAttention},
 };
 
 struct Fallback {

@@ -6,7 +6,8 @@
 // functions of runtime/RowKernels.h, which the eager kernels use too), cumsum
 // and cumprod and the linear scans of its derivatives (runtime/ScanRows.h), cross-entropy,
 // matmul and conv2d (the packed GEMM and convolution of PackedGemm.h), max and average
-// pooling (runtime/PoolRows.h), take, one-hot, gather and scatter-add (runtime/GatherRows.h).
+// pooling (runtime/PoolRows.h), take, one-hot, gather and scatter-add (runtime/GatherRows.h),
+// scaled dot-product attention and its derivatives (runtime/FlashAttention.h).
 // Kernels that can fail on data (an index out of range) return
 // -1 on success, or the flat position of the offending element; the caller raises the
 // error eager code raises.
@@ -19,6 +20,7 @@
 #pragma once
 
 #include "compiler/cpu/kernels/PackedGemm.h"
+#include "runtime/FlashAttention.h"
 #include "runtime/GatherRows.h"
 #include "runtime/PoolRows.h"
 #include "runtime/RowKernels.h"
@@ -315,3 +317,30 @@ TSL_GATHER_WIDTHS(i64, int64_t)
   TSL_SCATTER_ADD(i32, int32_t, itag, I) TSL_SCATTER_ADD(i64, int64_t, itag, I)
 TSL_SCATTER_ADD_TYPES(i32, int32_t)
 TSL_SCATTER_ADD_TYPES(i64, int64_t)
+
+// ---- Attention (runtime/FlashAttention.h): the work items [begin, end) of a mode ----
+// `in` holds the operands in the IR's order (q, k, v; then the cotangent, logsumexp and δ,
+// or the tangents; then the mask), `geometry` flash::pack's words. Scratch comes from the
+// workspace; without it, *failed is set and nothing is written.
+#define TSL_ATTENTION_KERNEL(tag, T)                                                               \
+  extern "C" void tsl_k_attention_##tag(const void* const* in, T* out, const int64_t* geometry, int32_t mode, \
+                                        int64_t begin, int64_t end, int32_t* failed) noexcept {   \
+    const tsl::flash::Geometry g = tsl::flash::unpack(geometry);                                   \
+    tsl::flash::Operands<T> ops;                                                                   \
+    ops.q = static_cast<const T*>(in[0]);                                                          \
+    ops.k = static_cast<const T*>(in[1]);                                                          \
+    ops.v = static_cast<const T*>(in[2]);                                                          \
+    const int extras = mode >= tsl::flash::kGradQ ? 3 : 0;                                         \
+    for (int i = 0; i < extras; ++i) ops.extra[i] = static_cast<const T*>(in[3 + i]);              \
+    if (g.masked) ops.mask = static_cast<const uint8_t*>(in[3 + extras]);                          \
+    char* memory = workspace(alignedBytes<T>(tsl::flash::scratchElements(g)));                     \
+    if (!memory) {                                                                                 \
+      *failed = 1;                                                                                 \
+      return;                                                                                      \
+    }                                                                                              \
+    tsl::flash::run<T>(static_cast<tsl::flash::Mode>(mode), g, ops, out, begin, end, reinterpret_cast<T*>(memory)); \
+    releaseWorkspace(memory);                                                                      \
+  }                                                                                                \
+  TSL_KERNEL_EXPORT(tsl_k_attention_##tag)
+TSL_ATTENTION_KERNEL(f32, float)
+TSL_ATTENTION_KERNEL(f64, double)

@@ -83,6 +83,17 @@ std::optional<Sample> sampleFor(OpKind kind) {
   case OpKind::TopK: return Sample{{m23}, TopKAttrs{2, 1}};
   case OpKind::Gather: return Sample{{m23, ty(DType::I64, {2, 4})}, AxisAttrs{1}};
   case OpKind::ScatterAdd: return Sample{{m23, ty(DType::I32, {1, 2}), m23}, AxisAttrs{0}};
+  case OpKind::Attention:
+    return Sample{{ty(DType::F32, {2, 3, 4}), ty(DType::F32, {5, 4}), ty(DType::F32, {2, 5, 6}), ty(DType::Bool, {3, 5})},
+                  AttentionAttrs{true, 1}};
+  case OpKind::AttentionGrad:
+    return Sample{{m23, ty(DType::F32, {4, 3}), ty(DType::F32, {4, 5}), ty(DType::F32, {2, 5}), ty(DType::F32, {2}),
+                   ty(DType::F32, {2})},
+                  AttentionAttrs{false, 2}};
+  case OpKind::AttentionJvp:
+    return Sample{{m23, ty(DType::F32, {4, 3}), ty(DType::F32, {4, 2}), m23,
+                   ty(DType::F32, {4, 3}), ty(DType::F32, {4, 2}), ty(DType::Bool, {4})},
+                  AttentionAttrs{true, 0}};
   case OpKind::Solve: return Sample{{ty(DType::F32, {2, 3, 3}), ty(DType::F32, {3, 2})}};
   case OpKind::Inv: return Sample{{ty(DType::F32, {3, 3})}};
   case OpKind::Det: return Sample{{ty(DType::F64, {4, 3, 3})}};

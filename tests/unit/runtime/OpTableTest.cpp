@@ -111,9 +111,9 @@ TEST_CASE("every operation has its row: a call form or internal, a sentence, an 
   }
   // The compiler's own operations: the six adjoints, gelu's tanh variant, the four
   // one-result-per-part decompositions (slogdet, qr, svd, eigh; runtime/LinalgRows.h), the
-  // linear scan of cumprod's derivatives and reduce-to-root, broadcast's transpose
-  // (runtime/CollectiveRows.h).
-  CHECK(internal == 13);
+  // linear scan of cumprod's derivatives, reduce-to-root and broadcast's transpose
+  // (runtime/CollectiveRows.h) and attention's two derivative rows.
+  CHECK(internal == 15);
   // Every callable row is called by its own name, once; aliases call rows too.
   std::vector<std::string> names;
   for (const CallName& n : callNames()) names.push_back(n.name);
