@@ -9,6 +9,7 @@
 #include "eval/Namespace.h"
 #include "eval/Nodes.h"
 #include "parser/Diagnostics.h"
+#include "tsl/Display.h"
 
 #include <atomic>
 #include <cstdint>
@@ -130,6 +131,11 @@ public:
   // ---- Services for builtins ----
 
   std::ostream& out();
+  /// Where explicit rich output goes (tsl/Display.h); nullptr: as text to out().
+  DisplaySink* displaySink() const { return displaySink_.get(); }
+  void setDisplaySink(std::shared_ptr<DisplaySink> sink) { displaySink_ = std::move(sink); }
+  /// Shows `value` through the display sink, or prints its text to out() without one.
+  void show(const Value& value, const std::string& id = {}, bool update = false);
   SourceManager& sources() { return sources_; }
   /// A fresh symbol name for macros ("x__12").
   std::string gensym(std::string_view prefix);
@@ -190,6 +196,7 @@ private:
   CallObserver callObserver_;
   DerivativeVersions derivativeVersions_;
   SourceManager sources_;
+  std::shared_ptr<DisplaySink> displaySink_;
   std::atomic<bool> interrupted_{false};
   int depth_ = 0;
   int64_t maxSteps_ = 0;           ///< 0: no step limit

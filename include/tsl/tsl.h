@@ -14,6 +14,7 @@
 #pragma once
 
 #include "tsl/CompileDebug.h"
+#include "tsl/Display.h"
 #include "tsl/Error.h"
 #include "tsl/Tensor.h"
 #include "tsl/Value.h"
@@ -143,6 +144,11 @@ public:
   std::string describe(const Error& error) const;
   /// How the REPL shows a value (strings quoted).
   std::string print(const Value& value) const;
+  /// Every representation of a value: text/plain (print's text) first, then those the
+  /// registered representers add (tsl/Display.h).
+  MimeBundle represent(const Value& value) const;
+  /// Where `display` and progress bars go (nullptr: as text where print goes).
+  void setDisplaySink(std::shared_ptr<DisplaySink> sink);
   /// The documentation of a name, as the REPL's `:doc` prints it: a user definition's
   /// call form and docstring, a primitive's call form and description (from the operation
   /// table), or what kind of builtin it is. A name error for an unknown name.
