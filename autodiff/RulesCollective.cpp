@@ -77,6 +77,11 @@ void addCollectiveRules(RuleTable& t) {
   at(OpKind::Broadcast) = rules(transposedBy<OpKind::ReduceToRoot>, sameOnTangent);
   at(OpKind::ReduceToRoot) = rules(transposedBy<OpKind::Broadcast>, sameOnTangent);
   at(OpKind::Barrier) = {Differentiability::Constant, nullptr, nullptr, ""};
+  // The bucket-all-reduce pass makes these after differentiation; nothing differentiates them.
+  at(OpKind::AllReduceStart) = {Differentiability::Unsupported, nullptr, nullptr,
+                                "all-reduce-start is made by a pass after differentiation"};
+  at(OpKind::AllReduceWait) = {Differentiability::Unsupported, nullptr, nullptr,
+                               "all-reduce-wait is made by a pass after differentiation"};
 }
 
 } // namespace tsl::autodiff

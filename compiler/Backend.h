@@ -56,6 +56,8 @@ struct CompileOptions {
   std::vector<Tensor> constants;      ///< the values of the entry's last parameters, fixed
                                       ///< for this compilation (captured tensors passed as
                                       ///< hidden parameters): :tc converts their layouts once
+  int64_t bucketBytes = ir::kDefaultBucketBytes; ///< bucket-all-reduce's bucket size in
+                                      ///< bytes, 0 for none (jit :bucket-bytes, --bucket-bytes)
   OptionValues backend;               ///< the compiling target's options (jit keywords and
                                       ///< command-line flags it declares), by name
 };

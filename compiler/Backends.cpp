@@ -188,6 +188,7 @@ void registerPasses() {
     ir::registerPass("layout-insert", createLayoutInsertPass);
     ir::registerPass("layout-assign", createLayoutAssignPass);
     ir::registerPass("layout-eliminate", createLayoutEliminatePass);
+    ir::registerPass("bucket-all-reduce", createBucketAllReducePass);
   });
 }
 

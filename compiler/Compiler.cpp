@@ -38,13 +38,16 @@ void Compiler::runPasses(ir::Module& module, const std::vector<std::string>& pip
   ir::PassContext& context = options.context ? *options.context : scratch;
   const std::string outer = context.entry, outerLayouts = context.layoutTarget;
   const std::vector<bool> outerDonated = context.donated;
+  const int64_t outerBucket = context.bucketBytes;
   context.entry = entry;
   context.donated = options.donated;
+  context.bucketBytes = options.bucketBytes;
   if (!options.layoutTarget.empty()) context.layoutTarget = options.layoutTarget;
   auto restore = [&] {
     context.entry = outer;
     context.layoutTarget = outerLayouts;
     context.donated = outerDonated;
+    context.bucketBytes = outerBucket;
   };
   try {
     ir::PassManager(pipeline).run(module, context);
@@ -75,7 +78,8 @@ std::string Compiler::cacheKey(const ir::Module& module, const std::string& entr
   Backend& b = backend(target);
   std::string donated;
   for (bool d : options.donated) donated += d ? '1' : '0';
-  std::string key = cat(target, "|@", entry, "|donate ", donated, "|layouts ", options.layoutTarget, "|", b.cacheKey(options));
+  std::string key = cat(target, "|@", entry, "|donate ", donated, "|layouts ", options.layoutTarget, "|bucket ",
+                        options.bucketBytes, "|", b.cacheKey(options));
   for (const auto& [name, value] : options.backend) key += cat("|", name, "=", value);
   // The module as lowered (value names included: they change nothing, but the same
   // program lowered twice prints the same); the pipeline is a function of the rest.

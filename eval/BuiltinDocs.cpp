@@ -177,7 +177,7 @@ const std::vector<BuiltinDoc>& builtinDocs() {
        R"~((let [[y pb] (vjp (fn [x] (* x x)) 3.0)] (pb 1.0))  ; [6.0])~"},
       {"jvp", R"~((jvp f [x...] [v...]): [y tangent], y = (f x...) and its derivative along the tangents v.)~",
        R"~((jvp (fn [x] (* x x)) [3.0] [1.0])  ; [9.0 6.0])~"},
-      {"jit", R"~((jit f :target :cpu): a function with f's meaning, compiled per argument signature and cached; options :target (:cpu, :interp, :tc), :static, :donate, :max-versions, :layouts, :tc-dtype.)~",
+      {"jit", R"~((jit f :target :cpu): a function with f's meaning, compiled per argument signature and cached; options :target (:cpu, :interp, :tc), :static, :donate, :max-versions, :layouts, :bucket-bytes, :tc-dtype.)~",
        R"~(((jit (fn [x] (* x 2.0))) (ones [3]))  ; f32[3] [2 2 2])~"},
       {"jit-explain", R"~((jit-explain g): text describing a jit function's compiled versions, their signatures and evictions.)~",
        R"~((let [g (jit inc)] (g 1) (jit-explain g)))~"},

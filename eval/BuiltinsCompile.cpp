@@ -84,11 +84,12 @@ Value underlying(const Value& fn) {
 }
 
 void registerCompileBuiltins(Evaluator& evaluator) {
-  evaluator.defineBuiltin("jit", 1, 13, [](CallContext& cx, Args args) -> Value {
+  evaluator.defineBuiltin("jit", 1, 15, [](CallContext& cx, Args args) -> Value {
     const auto extra = targetKeywords();
     std::vector<std::string_view> keywords = {"target", "static", "layouts", "donate"};
     for (const auto& [option, owner] : extra) keywords.push_back(option->name);
     keywords.push_back("max-versions");
+    keywords.push_back("bucket-bytes");
     KeywordArgs kw(cx, args, 1, keywords);
     const Value& fn = callableArg(cx, kw.positional(), 0);
     if (kw.positional().size() != 1) {
@@ -151,6 +152,14 @@ void registerCompileBuiltins(Evaluator& evaluator) {
     auto state = std::make_shared<JitState>(inner, target, std::move(staticArgs), layouts, std::move(donateArgs),
                                             std::move(targetOptions));
     state->setMaxVersions(maxVersions);
+    // :bucket-bytes n: the bucket size of the pass that overlaps all-reduces (0: none).
+    if (const Value* v = kw.find("bucket-bytes")) {
+      if (!v->isTensor() || !v->tensor().isScalar() || !isInteger(v->tensor().dtype()))
+        fail(ErrorKind::Type, "jit :bucket-bytes takes a number of bytes, got ", printValue(*v, true));
+      const int64_t n = v->tensor().toInt();
+      if (n < 0) fail(ErrorKind::Value, "jit :bucket-bytes takes a number of bytes from 0 (no buckets), got ", n);
+      state->setBucketBytes(n);
+    }
     const std::string name = inner.isFunction() && !inner.function().name().empty() ? inner.function().name() : "fn";
     auto* builtin = new BuiltinObj(name, 0, -1, [state](CallContext& call, Args callArgs) {
       return state->call(call.evaluator, callArgs, call.span);

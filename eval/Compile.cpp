@@ -402,6 +402,7 @@ CompileSwitches::CompileSwitches(Evaluator& evaluator) : debug_(evaluator.compil
   context.out = debug_.out;
   options.context = &context;
   options.optLevel = debug_.optLevel;
+  options.bucketBytes = debug_.bucketBytes;
   if (debug_.printFallbacks) options.fallbacks = debug_.out ? debug_.out : &std::cerr;
 }
 
@@ -410,8 +411,9 @@ CompileSwitches::~CompileSwitches() {
 }
 
 void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target, const std::string& layouts,
-                    const std::vector<bool>& donated, const compiler::OptionValues& jitOptions) {
+                    const std::vector<bool>& donated, const compiler::OptionValues& jitOptions, int64_t bucketBytes) {
   CompileSwitches switches(evaluator);
+  if (bucketBytes >= 0) switches.options.bucketBytes = bucketBytes;
   switches.options.layoutTarget = layouts;
   switches.options.donated = donated;
   switches.options.backend = targetOptions(evaluator, target, jitOptions);
@@ -612,7 +614,7 @@ std::shared_ptr<Lowered> JitState::find(Evaluator& evaluator, const Value& fn, A
       donated.insert(donated.end(), leaves.size(), i < donateArgs_.size() && donateArgs_[i]);
     }
   }
-  compileLowered(evaluator, *lowered, target_, layouts_, donated, options_);
+  compileLowered(evaluator, *lowered, target_, layouts_, donated, options_, bucketBytes_);
   std::string fixed;
   if (!(lowered->signature == sig)) {
     // Lowering had to fix leaves by value: from now on they are part of every signature.

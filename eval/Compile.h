@@ -123,8 +123,11 @@ private:
 /// `layouts` names other layout preferences than the target's (jit :layouts :NAME).
 /// `donated` marks the entry's parameters whose memory results may take (jit :donate).
 /// `jitOptions` are the target's own options given to jit (`jit :NAME value`).
+/// `bucketBytes` is bucket-all-reduce's bucket size (jit :bucket-bytes); negative: the
+/// engine's (CompileDebug::bucketBytes, `tsl --bucket-bytes`).
 void compileLowered(Evaluator& evaluator, Lowered& lowered, const std::string& target, const std::string& layouts = {},
-                    const std::vector<bool>& donated = {}, const compiler::OptionValues& jitOptions = {});
+                    const std::vector<bool>& donated = {}, const compiler::OptionValues& jitOptions = {},
+                    int64_t bucketBytes = -1);
 
 /// Parses "x:f32[128,64],y:i64[128]" (names optional: "f32[2],i64") into names and types.
 /// Spaces may surround the punctuation ("x: f32[2, 3]") but not split a name, dtype or
@@ -168,6 +171,8 @@ public:
   size_t evicted() const { return evicted_; }
   size_t maxVersions() const { return maxVersions_; }
   void setMaxVersions(size_t n) { maxVersions_ = std::max<size_t>(n, 1); }
+  /// jit :bucket-bytes: bucket-all-reduce's bucket size (negative: the engine's).
+  void setBucketBytes(int64_t bytes) { bucketBytes_ = bytes; }
   /// The version compiled last, or null before the first call.
   const Lowered* lastVersion() const { return last_.get(); }
 
@@ -184,6 +189,7 @@ private:
   std::vector<std::shared_ptr<Lowered>> versions_;
   std::shared_ptr<Lowered> last_; ///< compiled last (jit-memory reports it)
   size_t maxVersions_ = kDefaultMaxVersions;
+  int64_t bucketBytes_ = -1;
   size_t compiled_ = 0;
   size_t evicted_ = 0;
   std::string lastReason_;

@@ -91,6 +91,7 @@ template <typename V> void fields(V& v, const CollectiveAttrs*) {
   v("axis", &CollectiveAttrs::axis);
   v("root", &CollectiveAttrs::root);
   v("ranks", &CollectiveAttrs::ranks);
+  v("part", &CollectiveAttrs::part);
 }
 template <typename V> void fields(V& v, const ReduceAttrs*) {
   v("axes", &ReduceAttrs::axes);

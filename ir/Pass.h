@@ -22,6 +22,9 @@
 
 namespace tsl::ir {
 
+/// The bucket size of bucket-all-reduce unless asked otherwise: PyTorch DDP's 25 MiB.
+constexpr int64_t kDefaultBucketBytes = int64_t(25) << 20;
+
 struct PassContext {
   bool verifyEach = false;           ///< verify the module after every pass
   bool printAfterAll = false;        ///< print the module after every pass
@@ -32,6 +35,7 @@ struct PassContext {
                                      ///< ("cpu", "tc"; empty: none)
   std::vector<bool> donated;         ///< the entry's parameters the caller donates: their
                                      ///< memory may hold results (jit :donate)
+  int64_t bucketBytes = kDefaultBucketBytes; ///< bucket-all-reduce's bucket size (0: off)
   std::string entry;                 ///< the function being compiled, if known: after each
                                      ///< pass the functions it no longer calls are dropped
   std::ostream* out = nullptr;       ///< where printing and timings go (stderr if null)

@@ -132,6 +132,15 @@ std::vector<Flag> flagTable() {
          o.ranks = static_cast<int>(ranks);
        },
        "--ranks needs a number"},
+      {"--bucket-bytes", Takes::Value,
+       [](Options& o, const std::string& value) {
+         char* end = nullptr;
+         const long long bytes = std::strtoll(value.c_str(), &end, 10);
+         if (value.empty() || *end != '\0' || bytes < 0 || bytes > (1ll << 40))
+           throw Stop{2, "--bucket-bytes must be a number of bytes from 0 (no buckets) to 2^40"};
+         o.debug.bucketBytes = bytes;
+       },
+       ""},
       {"--no-locations", Takes::Nothing, [](Options& o, const std::string&) { o.emitOptions.locations = false; }, ""},
   };
   for (int level = 0; level <= 3; ++level)
@@ -267,6 +276,7 @@ std::string usage() {
   out += row(2, "--explain-recompile", "say why a jit function compiles another version");
   out += row(2, "--print-memory-plan", "print each compiled function's buffers: offsets, lifetimes, peak");
   out += row(2, "--print-fallbacks", "list the operations compiled code runs on eager kernels");
+  out += row(2, "--bucket-bytes=N", "bucket size of the compiled all-reduces overlapped with\ncomputation (default 26214400, 25 MiB; 0: none)");
   for (const Engine::TargetFlag& flag : flags)
     if (flag.command.empty() && !flag.usage.empty()) out += row(2, flag.usage, flag.help);
   out += row(2, "-h, --help", "show this help");

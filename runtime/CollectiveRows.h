@@ -8,7 +8,11 @@
 // folds one), and a traced function stages one even when no operand is traced. TSL
 // calls them on a tree of tensors too (the call forms' `trees`): leaf by leaf, in the
 // tree's order. reduce-to-root is internal: it is broadcast's transpose, which
-// derivatives use.
+// derivatives use. all-reduce-start and all-reduce-wait are internal too: the
+// bucket-all-reduce pass (compiler/passes/BucketAllReduce.cpp) replaces the all-reduces of
+// a compiled step by one start per bucket (a non-blocking all-reduce of its operands packed
+// in one buffer, giving an i64 handle) and one wait per operand (its part of the reduced
+// buffer); they are side-effecting and never appear in a program before that pass.
 #pragma once
 
 #define TSL_COLLECTIVE_OPS(X)                                                                                              \
@@ -33,6 +37,16 @@
   X(ReduceToRoot, "reduce-to-root", "reduce_to_root", 1, 1, CollectiveAttrs, Opaque, LayoutDemanding,                      \
     kSideEffecting | kBitExact, reduceToRootType, reduceToRootKernel, kInternal,                                       \
     "The sum over ranks of x on rank root, zeros on the others: broadcast's transpose (derivative programs).",        \
+    "")                                                                                                                \
+  X(AllReduceStart, "all-reduce-start", "all_reduce_start", 1, -1, CollectiveAttrs, Opaque, LayoutDemanding,              \
+    kSideEffecting | kBitExact, allReduceStartType, allReduceStartKernel, kInternal,                                   \
+    "Starts one non-blocking all-reduce of its operands (of one dtype) packed into one buffer and gives its handle, "  \
+    "an i64 that all-reduce-wait reads (a bucket of the bucket-all-reduce pass).",                                     \
+    "")                                                                                                                \
+  X(AllReduceWait, "all-reduce-wait", "all_reduce_wait", 2, 2, CollectiveAttrs, Opaque, LayoutDemanding,                  \
+    kSideEffecting | kBitExact, allReduceWaitType, allReduceWaitKernel, kInternal,                                     \
+    "Operand `part` x of the all-reduce started with handle h, reduced as all-reduce reduces x: waits for the "       \
+    "all-reduce to complete (the first wait of a bucket does) and gives x's part of the buffer.",                     \
     "")                                                                                                                \
   X(Barrier, "barrier", "barrier", 0, 0, CollectiveAttrs, Opaque, Agnostic, kSideEffecting | kBitExact, barrierType,     \
     barrierKernel, kBarrierCall,                                                                                       \

@@ -6,6 +6,8 @@
 #include "runtime/Views.h"
 
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 namespace tsl {
 
@@ -233,6 +235,112 @@ void barrier() {
   transport::barrier();
 }
 
+// ---- Non-blocking all-reduces of buckets ----
+// A start packs its operands into one buffer of the wire dtype and starts MPI's
+// non-blocking all-reduce on it in place; the runtime keeps the buffer (compiled code sees
+// only the handle, so no buffer of compiled code is in flight) until the last of its parts
+// has been taken. Each part is then finished exactly as allReduce finishes its tensor (the
+// division of :mean, the conversion to the result's dtype), so the bits agree with it.
+
+namespace {
+
+struct Bucket {
+  int64_t request = 0;      ///< the transport's
+  bool completed = false;
+  Tensor buffer;            ///< the operands packed, in the wire dtype
+  std::vector<int64_t> offsets; ///< where each part starts in `buffer`
+  std::vector<Shape> shapes;
+  std::vector<bool> taken;
+  size_t left = 0;          ///< parts not yet taken
+};
+
+struct Buckets {
+  std::mutex mutex;
+  std::unordered_map<int64_t, Bucket> inFlight;
+  int64_t next = 1;
+};
+
+Buckets& buckets() {
+  static Buckets* instance = new Buckets; // never destroyed: waits may come at exit
+  return *instance;
+}
+
+} // namespace
+
+int64_t allReduceStart(std::span<const Tensor> xs, CollectiveOp op) {
+  TSL_ASSERT(!xs.empty(), "all-reduce-start of no tensors");
+  for (const Tensor& x : xs)
+    if (x.dtype() != xs[0].dtype())
+      fail(ErrorKind::Type, "all-reduce-start packs tensors of one dtype, got ", dtypeName(xs[0].dtype()), " and ",
+           dtypeName(x.dtype()));
+  if (worldSize() == 1) return 0;
+  const DType wire = wireDType(xs[0].dtype(), op);
+  Bucket b;
+  int64_t total = 0;
+  uint64_t h = mix(mix(0xcbf29ce484222325ull, static_cast<uint64_t>(OpKind::AllReduceStart)), static_cast<uint64_t>(wire));
+  h = mix(mix(h, static_cast<uint64_t>(op)), xs.size());
+  for (const Tensor& x : xs) {
+    b.offsets.push_back(total);
+    b.shapes.push_back(x.shape());
+    total += x.numel();
+    h = mix(h, static_cast<uint64_t>(x.rank()));
+    for (int64_t d : x.shape()) h = mix(h, static_cast<uint64_t>(d));
+  }
+  if (!transport::agree(h))
+    fail(ErrorKind::Runtime, "all-reduce-start of ", xs.size(), " tensors of ", dtypeName(xs[0].dtype()), " :",
+         collectiveOpName(op), " on rank ", worldRank(),
+         ": the ranks disagree (every rank must call the same collectives in the same order, with tensors of the same "
+         "dtype and shape, and compile them with the same bucket size; another rank called something else, or its "
+         "program has ended)");
+  b.buffer = Tensor::empty(wire, Shape{total});
+  const size_t bytes = dtypeSize(wire);
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Tensor in = as(xs[i], wire).rowMajor();
+    std::memcpy(b.buffer.mutableData() + static_cast<size_t>(b.offsets[i]) * bytes, in.data(),
+                static_cast<size_t>(xs[i].numel()) * bytes);
+  }
+  b.taken.assign(xs.size(), false);
+  b.left = xs.size();
+  b.request = transport::startAllReduce(b.buffer.mutableData(), total, wire,
+                                        op == CollectiveOp::Mean ? CollectiveOp::Sum : op);
+  Buckets& all = buckets();
+  std::lock_guard<std::mutex> lock(all.mutex);
+  const int64_t handle = all.next++;
+  all.inFlight.emplace(handle, std::move(b));
+  return handle;
+}
+
+Tensor allReduceWait(int64_t handle, int64_t part, const Tensor& x, CollectiveOp op) {
+  const DType out = reducedDType(strong(TensorType::of(x)), op);
+  if (worldSize() == 1) return as(x, out);
+  Buckets& all = buckets();
+  Tensor piece;
+  {
+    std::lock_guard<std::mutex> lock(all.mutex);
+    auto it = all.inFlight.find(handle);
+    if (it == all.inFlight.end())
+      fail(ErrorKind::Value, "all-reduce-wait: no all-reduce is in flight with handle ", handle);
+    Bucket& in = it->second;
+    if (part < 0 || part >= static_cast<int64_t>(in.shapes.size()) || in.taken[static_cast<size_t>(part)])
+      fail(ErrorKind::Value, "all-reduce-wait: the all-reduce ", handle, " has no part ", part, " left");
+    if (in.shapes[static_cast<size_t>(part)] != x.shape())
+      fail(ErrorKind::Value, "all-reduce-wait: part ", part, " of the all-reduce ", handle, " is not of x's shape");
+    if (!in.completed) {
+      transport::waitAllReduce(in.request);
+      in.completed = true;
+    }
+    in.taken[static_cast<size_t>(part)] = true;
+    const Shape& shape = in.shapes[static_cast<size_t>(part)];
+    const size_t bytes = in.buffer.elementSize();
+    piece = Tensor::empty(in.buffer.dtype(), shape);
+    std::memcpy(piece.mutableData(), in.buffer.data() + static_cast<size_t>(in.offsets[static_cast<size_t>(part)]) * bytes,
+                static_cast<size_t>(piece.numel()) * bytes);
+    if (--in.left == 0) all.inFlight.erase(it);
+  }
+  if (op == CollectiveOp::Mean) return as(applyBinary(BinaryOp::Div, piece, Tensor::weakInt(worldSize())), out);
+  return as(piece, out);
+}
+
 bool collectiveInto(OpKind kind, const OpAttrs& attrs, const Tensor& x, Tensor& out) {
   const CollectiveAttrs& a = attrsOf(attrs);
   checkRanks(a, opInfo(kind).name);
@@ -327,6 +435,32 @@ TensorType reduceToRootType(const OpAttrs& attrs, std::span<const TensorType> in
 Tensor reduceToRootKernel(const OpAttrs& attrs, std::span<const Tensor> in) {
   checkRanks(attrsOf(attrs), "reduce-to-root");
   return reduceToRoot(in[0], attrsOf(attrs).root);
+}
+
+TensorType allReduceStartType(const OpAttrs& attrs, std::span<const TensorType> in) {
+  checkWorld(attrsOf(attrs), "all-reduce-start");
+  for (const TensorType& t : in)
+    if (t.dtype != in[0].dtype)
+      fail(ErrorKind::Type, "all-reduce-start packs tensors of one dtype, got ", in[0].str(), " and ", t.str());
+  return {DType::I64, false, Shape{}};
+}
+Tensor allReduceStartKernel(const OpAttrs& attrs, std::span<const Tensor> in) {
+  checkRanks(attrsOf(attrs), "all-reduce-start");
+  return Tensor::ofInt(allReduceStart(in, attrsOf(attrs).op));
+}
+
+TensorType allReduceWaitType(const OpAttrs& attrs, std::span<const TensorType> in) {
+  const CollectiveAttrs& a = attrsOf(attrs);
+  checkWorld(a, "all-reduce-wait");
+  if (in[0].dtype != DType::I64 || in[0].shape.rank() != 0)
+    fail(ErrorKind::Type, "all-reduce-wait takes the i64 handle of an all-reduce-start, got ", in[0].str());
+  if (a.part < 0) fail(ErrorKind::Value, "all-reduce-wait: part ", a.part, " is negative");
+  return {reducedDType(strong(in[1]), a.op), false, in[1].shape};
+}
+Tensor allReduceWaitKernel(const OpAttrs& attrs, std::span<const Tensor> in) {
+  const CollectiveAttrs& a = attrsOf(attrs);
+  checkRanks(a, "all-reduce-wait");
+  return allReduceWait(in[0].toInt(), a.part, in[1], a.op);
 }
 
 TensorType barrierType(const OpAttrs& attrs, std::span<const TensorType>) {

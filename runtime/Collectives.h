@@ -27,6 +27,14 @@ Tensor reduceToRoot(const Tensor& x, int64_t root);
 /// Returns once every rank has called it.
 void barrier();
 
+/// Starts one non-blocking all-reduce of `xs` (of one dtype) packed into one buffer, and
+/// returns its handle (0 in a world of one rank, where nothing needs to move). The
+/// buffer belongs to the runtime until every part has been taken by allReduceWait.
+int64_t allReduceStart(std::span<const Tensor> xs, CollectiveOp op);
+/// Part `part` (whose operand was x) of the all-reduce `handle`, reduced as allReduce(x,
+/// op) reduces it, bit for bit: waits for the all-reduce first if no part was taken yet.
+Tensor allReduceWait(int64_t handle, int64_t part, const Tensor& x, CollectiveOp op);
+
 /// The collective `kind` of x written straight into `out` (contiguous, of the type the
 /// row's rule gives: compiled code's buffer), when no conversion stands in the way;
 /// false (nothing done, nothing communicated) when the caller must run the kernel instead.
@@ -44,6 +52,10 @@ TensorType reduceScatterType(const OpAttrs&, std::span<const TensorType> in);
 Tensor reduceScatterKernel(const OpAttrs&, std::span<const Tensor> in);
 TensorType reduceToRootType(const OpAttrs&, std::span<const TensorType> in);
 Tensor reduceToRootKernel(const OpAttrs&, std::span<const Tensor> in);
+TensorType allReduceStartType(const OpAttrs&, std::span<const TensorType> in);
+Tensor allReduceStartKernel(const OpAttrs&, std::span<const Tensor> in);
+TensorType allReduceWaitType(const OpAttrs&, std::span<const TensorType> in);
+Tensor allReduceWaitKernel(const OpAttrs&, std::span<const Tensor> in);
 TensorType barrierType(const OpAttrs&, std::span<const TensorType> in);
 Tensor barrierKernel(const OpAttrs&, std::span<const Tensor> in);
 

@@ -28,6 +28,7 @@ struct CollectiveAttrs {
   int64_t axis = 0;                    ///< all-gather's and reduce-scatter's axis
   int64_t root = 0;                    ///< broadcast's (and reduce-to-root's) rank
   int64_t ranks = 1;                   ///< the world's size when the call was made
+  int64_t part = 0;                    ///< all-reduce-wait's operand of its all-reduce-start
   bool operator==(const CollectiveAttrs&) const = default;
 };
 

@@ -33,4 +33,11 @@ void reduceScatter(const void* in, void* out, int64_t count, DType dtype);
 void reduceToRoot(const void* in, void* out, int64_t count, DType dtype, int root);
 void barrier();
 
+/// Starts `buffer` = the combination (Sum, Max or Min) of every rank's `buffer`, in place,
+/// without waiting (MPI_Iallreduce): nothing may read or write `buffer` until
+/// waitAllReduce(request) returns. Returns the request.
+int64_t startAllReduce(void* buffer, int64_t count, DType dtype, CollectiveOp op);
+/// Waits until the all-reduce `request` (startAllReduce's) has completed, and forgets it.
+void waitAllReduce(int64_t request);
+
 } // namespace tsl::transport

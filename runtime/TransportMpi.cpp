@@ -29,6 +29,8 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <unordered_map>
+#include <vector>
 
 namespace tsl {
 
@@ -43,6 +45,9 @@ struct World {
   MPI_Op halfSum = MPI_OP_NULL, bhalfSum = MPI_OP_NULL;
   MPI_Op maxOf[4] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}; ///< f16 bf16 f32 f64
   MPI_Op minOf[4] = {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL};
+  /// Non-blocking all-reduces in flight (startAllReduce): one MPI request per piece.
+  std::unordered_map<int64_t, std::vector<MPI_Request>> pending;
+  int64_t nextRequest = 1;
 };
 
 /// Never destroyed: the exit handler and late callers may still need it.
@@ -298,6 +303,36 @@ void barrier() {
   World& w = joined();
   std::lock_guard<std::mutex> lock(w.mutex);
   check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+int64_t startAllReduce(void* buffer, int64_t count, DType dtype, CollectiveOp op) {
+  World& w = joined();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  const size_t bytes = dtypeSize(dtype);
+  const MPI_Op mop = mpiOp(w, dtype, op);
+  std::vector<MPI_Request> requests;
+  // An empty buffer still makes one (empty) call: every rank calls as many collectives.
+  for (int64_t done = 0; done < count || (count == 0 && requests.empty()); done += kPiece) {
+    const int n = static_cast<int>(std::min(kPiece, count - done));
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(MPI_Iallreduce(MPI_IN_PLACE, static_cast<char*>(buffer) + done * bytes, n, mpiType(dtype), mop,
+                         MPI_COMM_WORLD, &request),
+          "MPI_Iallreduce");
+    requests.push_back(request);
+  }
+  const int64_t id = w.nextRequest++;
+  w.pending.emplace(id, std::move(requests));
+  return id;
+}
+
+void waitAllReduce(int64_t request) {
+  World& w = joined();
+  std::lock_guard<std::mutex> lock(w.mutex);
+  auto it = w.pending.find(request);
+  TSL_ASSERT(it != w.pending.end(), "transport: a wait for an all-reduce never started");
+  std::vector<MPI_Request> requests = std::move(it->second);
+  w.pending.erase(it);
+  check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
 }
 
 } // namespace transport

@@ -51,6 +51,8 @@ void allGather(const void*, void*, int64_t, DType) { unreachable(); }
 void reduceScatter(const void*, void*, int64_t, DType) { unreachable(); }
 void reduceToRoot(const void*, void*, int64_t, DType, int) { unreachable(); }
 void barrier() { unreachable(); }
+int64_t startAllReduce(void*, int64_t, DType, CollectiveOp) { unreachable(); }
+void waitAllReduce(int64_t) { unreachable(); }
 
 } // namespace transport
 

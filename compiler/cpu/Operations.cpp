@@ -509,6 +509,8 @@ const Fallback kFallbacks[] = {
     {OpKind::ReduceScatter, "collectives call MPI through the runtime"},
     {OpKind::ReduceToRoot, "collectives call MPI through the runtime"},
     {OpKind::Barrier, "collectives call MPI through the runtime"},
+    {OpKind::AllReduceStart, "collectives call MPI through the runtime"},
+    {OpKind::AllReduceWait, "collectives call MPI through the runtime"},
 };
 
 const Row* emitterOf(OpKind kind) {

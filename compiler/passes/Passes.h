@@ -15,6 +15,7 @@ std::unique_ptr<ir::Pass> createPlanMemoryPass(); ///< plan-memory: buffers and 
 std::unique_ptr<ir::Pass> createLayoutInsertPass();    ///< layout-insert: demanded layouts
 std::unique_ptr<ir::Pass> createLayoutAssignPass();    ///< layout-assign: agnostic groups
 std::unique_ptr<ir::Pass> createLayoutEliminatePass(); ///< layout-eliminate: conversions
+std::unique_ptr<ir::Pass> createBucketAllReducePass(); ///< bucket-all-reduce: overlapped gradient all-reduces
 
 /// The layout passes, in pipeline order.
 const std::vector<std::string>& layoutPasses();
