@@ -128,7 +128,9 @@ std::optional<Sample> sampleFor(OpKind kind) {
   case OpKind::AllGather: return Sample{{m23}, CollectiveAttrs{CollectiveOp::Sum, 1, 0, 2}};
   case OpKind::ReduceScatter: return Sample{{ty(DType::F32, {8, 3})}, CollectiveAttrs{CollectiveOp::Sum, -2, 0, 4}};
   case OpKind::ReduceToRoot: return Sample{{v3}, CollectiveAttrs{CollectiveOp::Sum, 0, 1, 2}};
-  case OpKind::Barrier: return Sample{{}, CollectiveAttrs{CollectiveOp::Sum, 0, 0, 2}};
+  case OpKind::Barrier: return Sample{{}, CollectiveAttrs{CollectiveOp::Sum, 0, 0, 2, 0}};
+  case OpKind::AllReduceStart: return Sample{{m23, v3}, CollectiveAttrs{CollectiveOp::Mean, 0, 0, 2, 0}};
+  case OpKind::AllReduceWait: return Sample{{ty(DType::I64, {}), m23}, CollectiveAttrs{CollectiveOp::Mean, 0, 0, 2, 1}};
   // The adjoints autodiff emits.
   case OpKind::StopGradient: return Sample{{m23}};
   case OpKind::Transdata: return Sample{{ty(DType::F16, {20, 19, 3, 3})}, LayoutAttrs{Layout::FractalZ}};
