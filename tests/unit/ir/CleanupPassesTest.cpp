@@ -206,7 +206,8 @@ TEST_CASE("dce, cse and fold-constants keep every side-effecting operation (the 
     CAPTURE(std::string(info.mnemonic));
     CHECK(info.has(kSideEffecting) == (info.call == &kAllReduceCall || info.call == &kBroadcastRootCall ||
                                        info.call == &kCollectiveAxisCall || info.call == &kBarrierCall ||
-                                       info.kind == OpKind::ReduceToRoot));
+                                       info.kind == OpKind::ReduceToRoot || info.kind == OpKind::AllReduceStart ||
+                                       info.kind == OpKind::AllReduceWait));
   }
   const char* text = R"(func @f(%x: f32[2]) -> (f32[2]) {
   %c = constant dense<[1.0, 2.0]> : f32[2]
