@@ -68,6 +68,8 @@ void registerNeuralBuiltins(Evaluator& evaluator);
 void registerCheckpointBuiltins(Evaluator& evaluator);
 void registerLinalgBuiltins(Evaluator& evaluator);
 void registerDistributedBuiltins(Evaluator& evaluator);
+void registerPlotBuiltins(Evaluator& evaluator);     /// plots (BuiltinsPlot.cpp)
+void registerProgressBuiltins(Evaluator& evaluator); /// progress bars (Progress.cpp)
 
 /// A jit function's state, or nullptr if `fn` is not one.
 JitState* jitState(const Value& fn);
