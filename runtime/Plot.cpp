@@ -101,7 +101,7 @@ std::string gnuplotScript(const PlotSpec& spec, PlotFormat format, int width, in
     }
     out += "EOD\n";
     // Pixel centres at integers, row 0 at the top, square pixels, a grey scale.
-    out += "set palette gray\nset size ratio -1\nunset key\nset tics out\n";
+    out += "set palette gray gamma 1\nset size ratio -1\nunset key\nset tics out\n";
     out += "set xrange [-0.5:" + std::to_string(spec.cols) + "-0.5]\n";
     out += "set yrange [" + std::to_string(spec.rows) + "-0.5:-0.5]\n";
     // The grey scale spans exactly the values: black the smallest, white the largest.
