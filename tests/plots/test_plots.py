@@ -198,6 +198,21 @@ check("gnuplot missing: no file", not os.path.exists(at("x.svg")))
 rc, out, err = run('(println (plot-text (plot [3 1 2]) :width 40 :height 12))')
 check("plot-text draws in characters", rc == 0 and len(out.splitlines()) >= 10 and "*" in out, out + err)
 
+# ---- examples/digits.tsl draws its loss curves and misread digits into the folder given ----
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+pictures = at("digits")
+os.mkdir(pictures)
+p = subprocess.run([TSL, "run", "examples/digits.tsl", pictures], capture_output=True, cwd=ROOT, timeout=300)
+check("examples/digits.tsl runs", p.returncode == 0, p.stderr.decode()[-2000:])
+check("examples/digits.tsl draws no progress bar into a pipe", p.stderr == b"", p.stderr.decode()[-500:])
+if p.returncode == 0:
+    svg = open(os.path.join(pictures, "digits-loss.svg")).read()
+    check("the loss plot has its title and both curves", "digits: training loss" in svg and
+          ">eager<" in svg and ">jit<" in svg and 'id="gnuplot_plot_2"' in svg)
+    misread = open(os.path.join(pictures, "digits-misread.png"), "rb").read()
+    check("the misread digits as PNG", misread[:8] == b"\x89PNG\r\n\x1a\n" and
+          struct.unpack(">II", misread[16:24]) == (640, 240))
+
 # ---- progress ----
 program = """
 (def xs [10 20 30 40])
