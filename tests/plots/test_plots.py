@@ -14,10 +14,12 @@ import base64
 import os
 import pty
 import re
+import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import time
 import zlib
 
 import numpy as np
@@ -195,6 +197,32 @@ rc, out, err = run('(def p (plot [1 2]))\n(save-plot p "x.svg")\n', env=env)
 check("gnuplot missing: an io error at the call naming the package",
       rc != 0 and "prog.tsl:2:1: io error" in err and "gnuplot-nox" in err, err)
 check("gnuplot missing: no file", not os.path.exists(at("x.svg")))
+# A gnuplot that fails, and one that never finishes (stopped by Ctrl-C), stand in for it.
+fake = at("fakebin")
+os.mkdir(fake)
+with open(os.path.join(fake, "gnuplot"), "w") as f:
+    f.write("#!/bin/sh\ncat >/dev/null\necho 'line 7: undefined variable: nope' >&2\necho '         ^' >&2\nexit 1\n")
+os.chmod(os.path.join(fake, "gnuplot"), 0o755)
+env = dict(os.environ, PATH=fake + ":/usr/bin:/bin")
+rc, out, err = run('(save-plot (plot [1 2]) "failed.svg")\n', env=env)
+check("gnuplot failing: an io error with its message", rc != 0 and "io error: plot: gnuplot failed: line 7: undefined variable" in err, err)
+check("gnuplot failing: no file", not os.path.exists(at("failed.svg")))
+with open(os.path.join(fake, "gnuplot"), "w") as f:
+    f.write("#!/bin/sh\nexec sleep 60\n")
+with open(at("prog.tsl"), "w") as f:
+    f.write('(save-plot (plot [1 2]) "hung.svg")\n')
+hung = subprocess.Popen([TSL, "run", at("prog.tsl")], stderr=subprocess.PIPE, cwd=WORK, env=env)
+time.sleep(1.0)
+started = time.monotonic()
+hung.send_signal(signal.SIGINT)
+try:
+    err = hung.communicate(timeout=10)[1].decode()
+except subprocess.TimeoutExpired:
+    hung.kill()
+    err = "still running 10 s after Ctrl-C"
+check("Ctrl-C stops a gnuplot that never finishes", hung.returncode != 0 and "interrupted" in err and
+      time.monotonic() - started < 5, err)
+check("Ctrl-C: no file", not os.path.exists(at("hung.svg")))
 rc, out, err = run('(println (plot-text (plot [3 1 2]) :width 40 :height 12))')
 check("plot-text draws in characters", rc == 0 and len(out.splitlines()) >= 10 and "*" in out, out + err)
 
