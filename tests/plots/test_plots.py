@@ -11,14 +11,17 @@ values as they were.
 usage: test_plots.py PATH_TO_TSL   (run with a Python that has NumPy)
 """
 import base64
+import fcntl
 import os
 import pty
 import re
+import select
 import signal
 import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 import zlib
 
@@ -240,6 +243,49 @@ if p.returncode == 0:
     misread = open(os.path.join(pictures, "digits-misread.png"), "rb").read()
     check("the misread digits as PNG", misread[:8] == b"\x89PNG\r\n\x1a\n" and
           struct.unpack(">II", misread[16:24]) == (640, 240))
+
+# ---- the REPL draws a plot it prints at a terminal, in characters ----
+def repl_session(source, rows=30, cols=100, wait=20):
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+            os.execve(TSL, [TSL], dict(os.environ, HOME=WORK, TERM="dumb"))
+        finally:
+            os._exit(127)
+    os.write(fd, source.encode())
+    # Until the prompt comes back after the value.
+    seen, deadline = b"", time.monotonic() + wait
+    while time.monotonic() < deadline and seen.count(b"tsl> ") < 2:
+        r, _, _ = select.select([fd], [], [], 0.5)
+        if r:
+            try:
+                seen += os.read(fd, 65536)
+            except OSError:
+                break
+    os.write(fd, b"\x04")
+    time.sleep(0.2)
+    try:
+        while select.select([fd], [], [], 0.5)[0]:
+            seen += os.read(fd, 65536)
+    except OSError:
+        pass
+    os.waitpid(pid, 0)
+    os.close(fd)
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode(errors="replace"))
+
+
+screen = repl_session('(plot [3 1 2 5] :title "curve")\n')
+start = screen.find('#<plot 1 series "curve">')
+drawing = screen[start:screen.find("tsl> ", start)] if start >= 0 else ""
+check("at a terminal the REPL prints a plot's summary and draws it",
+      '#<plot 1 series "curve">' in screen and "curve" in drawing[30:] and drawing.count("\n") >= 20 and
+      "+-" in drawing and "*" in drawing, screen[-3000:])
+widest = max((len(line.rstrip("\r")) for line in drawing.splitlines()), default=0)
+check("the drawing is as wide as the terminal allows", 80 <= widest < 100, str(widest))
+p = subprocess.run([TSL], input=b'(plot [3 1 2 5] :title "curve")\n', capture_output=True, timeout=60)
+check("into a pipe the REPL prints only the summary", p.stdout.decode().strip().endswith('#<plot 1 series "curve">')
+      and "+-" not in p.stdout.decode(), p.stdout.decode())
 
 # ---- progress ----
 program = """
