@@ -50,6 +50,12 @@ std::string htmlEscape(const std::string& text) {
   return out;
 }
 
+class ProgressBar;
+
+/// The terminal bars of this thread not yet finished, oldest first. They share one line:
+/// the newest (an inner loop's) draws, the others wait until it is done.
+thread_local std::vector<ProgressBar*> tTerminalBars;
+
 class ProgressBar final : public SequenceObserver {
 public:
   ProgressBar(std::string label, size_t total, std::shared_ptr<DisplaySink> sink, bool terminal)
@@ -57,12 +63,22 @@ public:
         start_(Clock::now()) {
     static unsigned counter = 0;
     id_ = "tsl-progress-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    if (terminal_) tTerminalBars.push_back(this);
     draw(true);
   }
   ~ProgressBar() override {
     // Left before the end (an error, a loop that stopped early): the terminal line is
     // cleared all the same; a notebook keeps the last state it was shown.
-    if (terminal_ && drawn_ && !finished_) std::fputs("\r\033[K", stderr), std::fflush(stderr);
+    if (terminal_ && !finished_) {
+      clearLine();
+      leaveLine();
+    }
+  }
+
+  /// Clears this thread's progress line, if one shows, before other output is written
+  /// to the terminal; the bar comes back with its next step.
+  static void clearShownLine() {
+    if (!tTerminalBars.empty()) tTerminalBars.back()->clearLine();
   }
   ProgressBar(const ProgressBar&) = delete;
   ProgressBar& operator=(const ProgressBar&) = delete;
@@ -100,7 +116,8 @@ private:
     if (!sink_ && !terminal_) return;
     const Clock::time_point now = Clock::now();
     const auto interval = std::chrono::milliseconds(sink_ ? 250 : 100);
-    if (!force && drawn_ && now - lastDraw_ < interval) return;
+    if (terminal_ && (tTerminalBars.empty() || tTerminalBars.back() != this)) return; // an inner bar draws
+    if (!force && drawn_ && lineShown_ && now - lastDraw_ < interval) return;
     lastDraw_ = now;
     const bool last = done_ == total_;
     if (sink_) {
@@ -117,9 +134,26 @@ private:
       // On a terminal the bar is a live display: redrawn in place, gone when done.
       std::fprintf(stderr, "\r%s\033[K", last ? "" : text.c_str());
       std::fflush(stderr);
+      lineShown_ = !last;
     }
     drawn_ = true;
-    if (last) finished_ = true;
+    if (last) {
+      finished_ = true;
+      if (terminal_) leaveLine();
+    }
+  }
+
+  void clearLine() {
+    if (!lineShown_) return;
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+    lineShown_ = false;
+  }
+
+  /// Gives the line back to the bar this one interrupted.
+  void leaveLine() {
+    std::erase(tTerminalBars, this);
+    if (!tTerminalBars.empty()) tTerminalBars.back()->draw(true);
   }
 
   std::string label_;
@@ -130,11 +164,14 @@ private:
   Clock::time_point start_;
   Clock::time_point lastDraw_;
   bool drawn_ = false;
+  bool lineShown_ = false; ///< the terminal line shows this bar now
   bool finished_ = false;
   std::string id_;
 };
 
 } // namespace
+
+void clearProgressLine() { ProgressBar::clearShownLine(); }
 
 void registerProgressBuiltins(Evaluator& evaluator) {
   evaluator.defineBuiltin("progress", 1, 5, [](CallContext& cx, Args args) {

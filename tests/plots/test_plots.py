@@ -326,4 +326,32 @@ check("under a terminal the bar is drawn: label, count, rate, elapsed", "train [
       "it/s" in text and re.search(r"\d+:\d\d<", text), repr(text))
 check("the bar is redrawn in place and cleared at the end", text.count("\r") >= 2 and text.endswith("\r\x1b[K"), repr(text[-40:]))
 
+# Nested bars share the line (the inner one draws, the outer one returns after it), and
+# println clears the line before it writes.
+with open(at("prog.tsl"), "w") as f:
+    f.write('(doseq [e (progress (range 3) :label "outer")]\n'
+            '  (doseq [b (progress (range 4) :label "inner")] (loop [i 0] (if (< i 20000) (recur (inc i)) nil)))\n'
+            '  (println "epoch" e))\n')
+master, slave = pty.openpty()
+p = subprocess.Popen([TSL, "run", at("prog.tsl")], stdout=slave, stderr=slave, cwd=WORK)
+os.close(slave)
+drawn = b""
+while True:
+    try:
+        chunk = os.read(master, 65536)
+    except OSError:
+        break
+    if not chunk:
+        break
+    drawn += chunk
+p.wait(timeout=60)
+os.close(master)
+text = drawn.decode(errors="replace")
+check("nested bars: both drawn, the outer one back after the inner", p.returncode == 0 and "inner [" in text and
+      re.search(r"outer \[[^\r]*1/3", text) is not None, repr(text[-600:]))
+lines = [re.sub(r".*\r", "", line).replace("\x1b[K", "") for line in text.replace("\r\n", "\n").split("\n")]
+check("println clears the bar's line first: each epoch line reads clean", [l for l in lines if "epoch" in l] ==
+      ["epoch 0", "epoch 1", "epoch 2"], repr(lines))
+check("nested bars: the line is cleared at the end", text.endswith("\r\x1b[K"), repr(text[-80:]))
+
 report()
