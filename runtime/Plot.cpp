@@ -134,15 +134,22 @@ std::string gnuplotScript(const PlotSpec& spec, PlotFormat format, int width, in
   for (const PlotSeries& series : spec.series) anyLabel |= !series.label.empty();
   out += anyLabel ? "set key top right noenhanced\n" : "unset key\n";
   out += "set grid\nset style fill solid 0.5\n";
-  out += "plot ";
+  // A series without a finite point is left out (gnuplot refuses to plot one); a figure
+  // with none left is empty axes.
+  auto drawable = [](const PlotSeries& series) {
+    for (size_t i = 0; i < series.x.size(); ++i)
+      if (std::isfinite(series.x[i]) && std::isfinite(series.y[i])) return true;
+    return false;
+  };
+  std::string plots;
   for (size_t s = 0; s < spec.series.size(); ++s) {
     const PlotSeries& series = spec.series[s];
-    if (s) out += ", ";
-    out += "$series" + std::to_string(s) + " using 1:2 with " + styleName(series.style);
-    out += series.label.empty() ? " notitle" : " title " + quoted(series.label) + " noenhanced";
+    if (!drawable(series)) continue;
+    if (!plots.empty()) plots += ", ";
+    plots += "$series" + std::to_string(s) + " using 1:2 with " + styleName(series.style);
+    plots += series.label.empty() ? " notitle" : " title " + quoted(series.label) + " noenhanced";
   }
-  if (spec.series.empty()) out += "NaN notitle";
-  out += "\n";
+  out += plots.empty() ? "plot [0:1] [0:1] NaN notitle\n" : "plot " + plots + "\n";
   return out;
 }
 

@@ -126,6 +126,10 @@ if rc == 0:
     check("scatter-plot draws one point symbol per value", m and len(re.findall(r"<use ", m.group(1))) == 3,
           m.group(1)[:300] if m else pts[:300])
 
+rc, out, err = run('(save-plot (plot []) "empty.svg")\n(save-plot (plot [(/ [0.0 0.0] 0.0) [1 2]] :label ["nan" "ok"]) "nan.svg")')
+check("an empty plot, and a series of NaN beside another, still draw", rc == 0 and "<svg" in open(at("empty.svg")).read()
+      and ">ok<" in open(at("nan.svg")).read(), err)
+
 # ---- hist: counts and edges against NumPy ----
 rng = np.random.default_rng(7)
 data = np.concatenate([rng.normal(0, 1, 997), [3.25, -2.5, 0.0]]).astype(np.float64)
