@@ -33,7 +33,8 @@ std::string textField(const MapObj& map, std::string_view name) {
 
 /// The kind of a plot map (lines, points, hist, image), or empty for any other map.
 std::string plotKind(const MapObj& map) {
-  const Value* kind = field(map, kTag);
+  static const Value tag = keyword(kTag); // asked of every map printed: interned once
+  const Value* kind = map.find(tag);
   return kind && kind->isKeyword() ? kind->keyword().name() : std::string();
 }
 
@@ -65,7 +66,7 @@ std::optional<std::string> plotSummary(const MapObj& map) {
   } else {
     const Value* series = field(map, "series");
     const size_t n = series && series->isVector() ? series->vector().count() : 0;
-    out += cat(" ", n, n == 1 ? " series" : " series");
+    out += cat(" ", n, " series");
   }
   const std::string title = textField(map, "title");
   if (!title.empty()) out += " " + quoteString(title);
