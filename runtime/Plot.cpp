@@ -223,8 +223,13 @@ std::string renderPlot(const PlotSpec& spec, PlotFormat format, int width, int h
   // Its own process group, so a Ctrl-C meant for TSL reaches gnuplot only through us.
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+  // Default dispositions and an empty mask, whatever this thread blocks (a notebook
+  // kernel blocks SIGINT to wait for it on a thread of its own).
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   posix_spawnattr_setpgroup(&attributes, 0);
+  sigset_t none;
+  sigemptyset(&none);
+  posix_spawnattr_setsigmask(&attributes, &none);
   sigset_t defaults;
   sigemptyset(&defaults);
   sigaddset(&defaults, SIGPIPE);
