@@ -180,15 +180,19 @@ std::vector<std::string> childEnvironment() {
   return env;
 }
 
-/// The first line of gnuplot's complaint that says what is wrong.
+/// The line of gnuplot's complaint that says what is wrong ("line 7: undefined variable:
+/// x", "... error ..."), trimmed; else its first line. gnuplot also echoes the command and
+/// a caret under it, which say nothing by themselves.
 std::string firstError(const std::string& err) {
   size_t from = 0;
   while (from < err.size()) {
     size_t end = err.find('\n', from);
     if (end == std::string::npos) end = err.size();
-    std::string line = err.substr(from, end - from);
-    if (line.find_first_not_of(" ^") != std::string::npos && line.find_first_not_of(' ') != std::string::npos)
-      if (line.find("rror") != std::string::npos || line.find("line ") != std::string::npos) return line;
+    const std::string line = err.substr(from, end - from);
+    if (line.find("rror") != std::string::npos || line.find("line ") != std::string::npos) {
+      const size_t start = line.find_first_not_of(' ');
+      return line.substr(start == std::string::npos ? 0 : start);
+    }
     from = end + 1;
   }
   return err.substr(0, err.find('\n'));
