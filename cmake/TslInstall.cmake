@@ -92,5 +92,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "TSL developers <tsl@localhost>")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libantlr4-runtime4.9, libedit2, zlib1g, libzip4, libzstd1, libstdc++6 (>= 12), libc6 (>= 2.36)${TSL_MPI_DEB}")
+# Plots are drawn by gnuplot (docs/plots.md): wanted, but TSL runs without it.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gnuplot-nox")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 include(CPack)

@@ -200,7 +200,8 @@ const std::vector<BuiltinDoc>& builtinDocs() {
 }
 
 bool exampleHasEffects(std::string_view name) {
-  if (name == "spit" || name == "slurp-lines" || name == "save-tree" || name == "load-tree" || name == "load-npz")
+  if (name == "spit" || name == "slurp-lines" || name == "save-tree" || name == "load-tree" || name == "load-npz" ||
+      name == "save-plot")
     return true; // files
   for (const BuiltinDoc& d : builtinDocs())
     if (d.effects && name == d.name) return true;

@@ -110,7 +110,9 @@ void registerBuiltins(Evaluator& evaluator) {
   builtins::registerCheckpointBuiltins(evaluator);
   builtins::registerLinalgBuiltins(evaluator);
   builtins::registerDistributedBuiltins(evaluator);
-  for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "layout-svg", "slurp", "slurp-lines", "spit", "load-csv", "load-npy", "save-tree", "load-tree", "load-npz",
+  builtins::registerPlotBuiltins(evaluator);
+  builtins::registerProgressBuiltins(evaluator);
+  for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "layout-svg", "slurp", "slurp-lines", "spit", "load-csv", "load-npy", "save-tree", "load-tree", "load-npz", "save-plot",
                            "eval", "read-string", "gensym"}) {
     const Var* var = evaluator.core().find(name);
     TSL_ASSERT(var && var->value.isFunction(), "an effectful builtin is missing");
