@@ -68,7 +68,7 @@ std::string tensorHtml(const Tensor& tensor) {
   const int64_t rows = rank >= 2 ? tensor.shape()[rank - 2] : 1;
   const int64_t cols = tensor.shape()[rank - 1];
   std::string html = "<table class=\"tsl-tensor\" style=\"font-family:monospace;border-collapse:collapse\">";
-  html += "<caption style=\"text-align:left;color:#555\">" + escapeHtml(formatType(tensor));
+  html += "<caption style=\"text-align:left;color:#555;white-space:nowrap\">" + escapeHtml(formatType(tensor));
   html += std::string(" · ") + layoutKeyword(tensor.layout(), rank);
   if (rank > 2) html += " · the first " + std::to_string(rows) + "×" + std::to_string(cols) + " matrix";
   html += "</caption>";
@@ -136,6 +136,21 @@ std::string dotToSvg(const std::string& source) {
   return svg;
 }
 
+std::string base64(std::string_view bytes) {
+  static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 2]);
+    out += digits[(n >> 18) & 63];
+    out += digits[(n >> 12) & 63];
+    out += i + 1 < bytes.size() ? digits[(n >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? digits[n & 63] : '=';
+  }
+  return out;
+}
+
 /// SVG without its XML prolog and doctype (nbconvert's HTML export rejects a prolog).
 std::string bareSvg(const std::string& svg) {
   const size_t start = svg.find("<svg");
@@ -152,6 +167,9 @@ bool representValueRichly(const Value& value, MimeBundle& bundle) {
     else if (text.compare(first, 8, "digraph ") == 0) svg = bareSvg(dotToSvg(text));
     if (svg.empty()) return false;
     bundle.add("image/svg+xml", svg);
+    // Also as an <img> with the SVG as a data URL: HTML exporters that sanitise inline
+    // SVG (nbconvert 6) keep an image, and frontends prefer text/html.
+    bundle.add("text/html", "<img src=\"data:image/svg+xml;base64," + base64(svg) + "\">");
     return true;
   }
   if (!containsTensor(value)) return false;
