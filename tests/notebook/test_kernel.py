@@ -133,6 +133,16 @@ class KernelTest(unittest.TestCase):
             reply, outs = self.run_cell('(load "%s/lib.tsl") (inc from-lib)' % d)
             self.assertEqual(outs[-1][1]["data"]["text/plain"], "42")
 
+    def test_kernel_install(self):
+        import json, os, subprocess, tempfile
+        with tempfile.TemporaryDirectory() as d:
+            subprocess.run([os.environ["TSL"], "kernel", "install", "--prefix", d], check=True, capture_output=True)
+            with open(os.path.join(d, "share/jupyter/kernels/tsl/kernel.json")) as f:
+                spec = json.load(f)
+            self.assertTrue(os.access(spec["argv"][0], os.X_OK))
+            self.assertEqual(spec["argv"][1:], ["-f", "{connection_file}"])
+            self.assertEqual((spec["language"], spec["interrupt_mode"]), ("tsl", "signal"))
+
     def test_zz_restart(self):
         self.run_cell("(def before-restart 1)")
         self.km.restart_kernel(now=False)
