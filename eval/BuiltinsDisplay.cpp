@@ -1,7 +1,8 @@
 // eval/BuiltinsDisplay.cpp — `display`, `load`, and the rich representations of values
 // (tsl/Display.h): a tensor as an HTML table with a dtype/shape/layout caption (summarised
 // like NumPy past a size), maps and vectors as nested HTML, a string holding an SVG
-// document (layout-svg) as the picture, Graphviz DOT (graph) drawn by `dot` as SVG.
+// document (layout-svg) as the picture, Graphviz DOT (graph) drawn by `dot` as SVG, IR
+// text (ir) highlighted.
 #include "eval/Builtins.h"
 #include "eval/Evaluator.h"
 #include "eval/Printer.h"
@@ -11,6 +12,7 @@
 #include "runtime/Io.h"
 #include "runtime/Layout.h"
 
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -157,11 +159,53 @@ std::string bareSvg(const std::string& svg) {
   return start == std::string::npos ? std::string() : svg.substr(start);
 }
 
+/// IR text (what `ir` returns) as HTML with its values, types, keywords and comments
+/// coloured.
+std::string irHtml(const std::string& text) {
+  std::string html = "<pre class=\"tsl-ir\" style=\"line-height:1.3\">";
+  auto span = [&](const char* colour, std::string_view token) {
+    html += std::string("<span style=\"color:") + colour + "\">" + escapeHtml(token) + "</span>";
+  };
+  size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    size_t end = i + 1;
+    if (c == '%' || c == '@') {
+      while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' ||
+                                   text[end] == '.'))
+        ++end;
+      span(c == '%' ? "#1f6feb" : "#8250df", std::string_view(text).substr(i, end - i));
+    } else if (std::isalpha(static_cast<unsigned char>(c))) {
+      while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_' ||
+                                   text[end] == '-' || text[end] == '.'))
+        ++end;
+      const std::string_view word = std::string_view(text).substr(i, end - i);
+      const bool type = end < text.size() && text[end] == '[';
+      const bool keyword = word == "func" || word == "return" || word == "yield" || word == "fused" || word == "loc";
+      if (type) span("#0a7f5a", word);
+      else if (keyword) span("#cf222e", word);
+      else html += escapeHtml(word);
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      end = text.find('\n', i);
+      if (end == std::string::npos) end = text.size();
+      span("#6e7781", std::string_view(text).substr(i, end - i));
+    } else {
+      html += escapeHtml(std::string_view(text).substr(i, 1));
+    }
+    i = end;
+  }
+  return html + "</pre>";
+}
+
 bool representValueRichly(const Value& value, MimeBundle& bundle) {
   if (value.isString()) {
     const std::string& text = value.string().text();
     const size_t first = text.find_first_not_of(" \t\n");
     if (first == std::string::npos) return false;
+    if (text.compare(first, 6, "func @") == 0 || text.compare(first, 7, "module ") == 0) {
+      bundle.add("text/html", irHtml(text));
+      return true;
+    }
     std::string svg;
     if (text.compare(first, 4, "<svg") == 0 || text.compare(first, 5, "<?xml") == 0) svg = bareSvg(text);
     else if (text.compare(first, 8, "digraph ") == 0) svg = bareSvg(dotToSvg(text));

@@ -118,6 +118,11 @@ class KernelTest(unittest.TestCase):
         reply, outs = self.run_cell("(defn sq [x] (* x x)) (graph sq [1.0 2.0])")
         svg = outs[-1][1]["data"]["image/svg+xml"]
         self.assertTrue(svg.startswith("<svg") and "mul" in svg, svg[:200])
+        reply, outs = self.run_cell("(ir sq [1.0 2.0])")
+        data = outs[-1][1]["data"]
+        self.assertTrue(data["text/plain"].startswith('"func @sq'))
+        self.assertIn('<span style="color:#8250df">@sq</span>', data["text/html"])
+        self.assertIn('<span style="color:#0a7f5a">f32</span>[2]', data["text/html"])
 
     def test_display(self):
         reply, outs = self.run_cell('(println "before") (display (ones [2])) (println "after")')

@@ -49,6 +49,7 @@ class Notebooks(unittest.TestCase):
         self.assertIn("f32[3,3]", shown[1].data["text/html"])
         (error,) = cells[8].outputs
         self.assertEqual((error.output_type, error.ename), ("error", "type error"))
+        self.assertIn('<pre class="tsl-ir"', result(cells[9])["text/html"])
 
         html = os.path.join(OUT, "tour.html")
         subprocess.run(["jupyter-nbconvert", "--to", "html", "--output", html, os.path.join(OUT, "tour.ipynb")],
