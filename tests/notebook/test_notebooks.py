@@ -70,6 +70,17 @@ class Notebooks(unittest.TestCase):
         dark = sum(1 for p in image.getdata() if p < 128)
         self.assertGreater(dark, 5000)  # text and tables, not a blank page
 
+    def test_digits(self):
+        cells = execute("digits.ipynb")
+        self.assertEqual(result(cells[0])["text/plain"], "[1797 65]")
+        self.assertEqual(result(cells[1])["text/html"].count("<tr>"), 8)  # an 8×8 image
+        epochs = [o.data["text/plain"] for o in cells[3].outputs if o.output_type == "display_data"]
+        self.assertEqual(len(epochs), 10)
+        losses = [float(text.split(":loss ")[1].rstrip("}")) for text in epochs]
+        self.assertLess(losses[-1], losses[0] / 5)
+        self.assertGreaterEqual(float(result(cells[3])["text/plain"]), 0.9)  # held-out accuracy
+        self.assertIn("i64[20]", result(cells[4])["text/html"])
+
     def test_tensor_core(self):
         cells = execute("tensor-core.ipynb")
         for cell in cells[:2]:
