@@ -164,7 +164,7 @@ const std::vector<BuiltinDoc>& builtinDocs() {
       {"display", R"~((display v): shows v now — in a notebook inline, in its richest form (a tensor's table, a picture); elsewhere its text on standard output. Returns nil.)~",
        R"~((display [1 2 3]))~"},
       {"load", R"~((load path): runs the file path in the user namespace (relative to the loading file's folder, or the working folder: a notebook's) and returns its last value.)~",
-       R"~((load "model.tsl"))~"},
+       R"~((do (spit "/tmp/tsl-load-example.tsl" "(+ 40 2)") (load "/tmp/tsl-load-example.tsl"))  ; 42)~"},
       {"layout-svg", R"~((layout-svg x path?): an SVG picture of where x's elements sit in memory, as text, or written to the file path.)~",
        R"~((count (layout-svg (ones [2 3]))))~"},
       {"tree-map", R"~((tree-map f tree more...): the tree (maps, vectors, lists) with f applied leaf by leaf, to the leaves at the same place in each tree.)~",
