@@ -67,6 +67,10 @@ if(TSL_HAVE_MPI)
   set(TSL_MPI_DEB ", libopenmpi3")
 endif()
 string(REPLACE ";" " " TSL_MPI_PC "${TSL_MPI_LINK}")
+# A build with the Jupyter kernel: tsl-kernel links libxeus (and, through it, ZeroMQ).
+if(TSL_HAVE_XEUS)
+  string(APPEND TSL_MPI_DEB ", libxeus6")
+endif()
 include(CMakePackageConfigHelpers)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tslConfig.cmake.in ${CMAKE_BINARY_DIR}/tslConfig.cmake
                               INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tsl)

@@ -112,8 +112,9 @@ void registerBuiltins(Evaluator& evaluator) {
   builtins::registerDistributedBuiltins(evaluator);
   builtins::registerPlotBuiltins(evaluator);
   builtins::registerProgressBuiltins(evaluator);
+  builtins::registerDisplayBuiltins(evaluator);
   for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "layout-svg", "slurp", "slurp-lines", "spit", "load-csv", "load-npy", "save-tree", "load-tree", "load-npz", "save-plot",
-                           "eval", "read-string", "gensym"}) {
+                           "eval", "read-string", "gensym", "display", "load"}) {
     const Var* var = evaluator.core().find(name);
     TSL_ASSERT(var && var->value.isFunction(), "an effectful builtin is missing");
     const_cast<BuiltinObj&>(static_cast<const BuiltinObj&>(var->value.function())).setEffectful();

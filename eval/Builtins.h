@@ -56,6 +56,7 @@ void document(Evaluator& evaluator, std::string_view name, std::string_view doc)
 void registerNumericBuiltins(Evaluator& evaluator);
 void registerCollectionBuiltins(Evaluator& evaluator);
 void registerCoreBuiltins(Evaluator& evaluator);
+void registerDisplayBuiltins(Evaluator& evaluator);
 void registerTensorBuiltins(Evaluator& evaluator);
 void registerCompileBuiltins(Evaluator& evaluator);
 void registerAutodiffBuiltins(Evaluator& evaluator);
