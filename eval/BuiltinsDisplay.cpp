@@ -4,6 +4,7 @@
 // document (layout-svg) as the picture, Graphviz DOT (graph) drawn by `dot` as SVG, IR
 // text (ir) highlighted.
 #include "eval/Builtins.h"
+#include "eval/DisplayText.h"
 #include "eval/Evaluator.h"
 #include "eval/Printer.h"
 
@@ -25,20 +26,6 @@ namespace {
 
 constexpr int64_t kEdge = 3;      ///< elements shown at each end of a long axis
 constexpr int64_t kFullRows = 20; ///< axes up to this long are shown whole
-
-std::string escapeHtml(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
-    }
-  }
-  return out;
-}
 
 /// The indices of an axis of length n to show (-1 marks the ellipsis).
 std::vector<int64_t> shownIndices(int64_t n) {
@@ -138,27 +125,6 @@ std::string dotToSvg(const std::string& source) {
   return svg;
 }
 
-std::string base64(std::string_view bytes) {
-  static const char digits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t n = static_cast<uint8_t>(bytes[i]) << 16;
-    if (i + 1 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 1]) << 8;
-    if (i + 2 < bytes.size()) n |= static_cast<uint8_t>(bytes[i + 2]);
-    out += digits[(n >> 18) & 63];
-    out += digits[(n >> 12) & 63];
-    out += i + 1 < bytes.size() ? digits[(n >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? digits[n & 63] : '=';
-  }
-  return out;
-}
-
-/// SVG without its XML prolog and doctype (nbconvert's HTML export rejects a prolog).
-std::string bareSvg(const std::string& svg) {
-  const size_t start = svg.find("<svg");
-  return start == std::string::npos ? std::string() : svg.substr(start);
-}
-
 /// IR text (what `ir` returns) as HTML with its values, types, keywords and comments
 /// coloured.
 std::string irHtml(const std::string& text) {
@@ -210,10 +176,7 @@ bool representValueRichly(const Value& value, MimeBundle& bundle) {
     if (text.compare(first, 4, "<svg") == 0 || text.compare(first, 5, "<?xml") == 0) svg = bareSvg(text);
     else if (text.compare(first, 8, "digraph ") == 0) svg = bareSvg(dotToSvg(text));
     if (svg.empty()) return false;
-    bundle.add("image/svg+xml", svg);
-    // Also as an <img> with the SVG as a data URL: HTML exporters that sanitise inline
-    // SVG (nbconvert 6) keep an image, and frontends prefer text/html.
-    bundle.add("text/html", "<img src=\"data:image/svg+xml;base64," + base64(svg) + "\">");
+    addSvg(bundle, svg);
     return true;
   }
   if (!containsTensor(value)) return false;

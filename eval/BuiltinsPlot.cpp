@@ -4,6 +4,7 @@
 // Making a plot only collects its data (as f64 tensors in a map); gnuplot draws it when
 // it is saved or shown (runtime/Plot.h), so a loop may build plots freely.
 #include "eval/Builtins.h"
+#include "eval/DisplayText.h"
 #include "eval/Plot.h"
 #include "runtime/Elementwise.h"
 #include "runtime/Io.h"
@@ -284,33 +285,12 @@ std::string lowercaseExtension(const std::string& path) {
   return ext;
 }
 
-std::string base64(std::string_view bytes) {
-  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    uint32_t n = static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
-    if (i + 1 < bytes.size()) n |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
-    if (i + 2 < bytes.size()) n |= static_cast<unsigned char>(bytes[i + 2]);
-    out += kDigits[(n >> 18) & 63];
-    out += kDigits[(n >> 12) & 63];
-    out += i + 1 < bytes.size() ? kDigits[(n >> 6) & 63] : '=';
-    out += i + 2 < bytes.size() ? kDigits[n & 63] : '=';
-  }
-  return out;
-}
-
-/// A plot for the notebook: SVG without its XML prolog (which some notebook exporters
-/// refuse), and the same SVG as an HTML image, which every front end shows. A plot
-/// gnuplot cannot draw keeps only its text form.
+/// A plot for the notebook: its SVG (tsl/Display.h's two forms). A plot gnuplot cannot
+/// draw keeps only its text form.
 bool representPlot(const Value& value, MimeBundle& bundle) {
   if (!value.isMap() || plotKind(value.map()).empty()) return false;
   try {
-    std::string svg = renderPlot(specOf("display", value), PlotFormat::Svg, 640, 400);
-    const size_t start = svg.find("<svg");
-    if (start != std::string::npos) svg.erase(0, start);
-    bundle.add("text/html", "<img src=\"data:image/svg+xml;base64," + base64(svg) + "\"/>");
-    bundle.add("image/svg+xml", std::move(svg));
+    addSvg(bundle, renderPlot(specOf("display", value), PlotFormat::Svg, 640, 400));
     return true;
   } catch (const Error&) {
     return false;

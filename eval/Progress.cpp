@@ -11,6 +11,7 @@
 // line redrawn with \r, cleared at the end), else nowhere — pipes, files and CI logs stay
 // clean. Redrawing is limited to 10 times a second (4 in a notebook), plus the last state.
 #include "eval/Builtins.h"
+#include "eval/DisplayText.h"
 #include "tsl/Display.h"
 
 #include <chrono>
@@ -34,20 +35,6 @@ std::string clockText(double seconds) {
   if (s >= 3600) std::snprintf(buffer, sizeof buffer, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
   else std::snprintf(buffer, sizeof buffer, "%lld:%02lld", s / 60, s % 60);
   return buffer;
-}
-
-std::string htmlEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default: out += c;
-    }
-  }
-  return out;
 }
 
 class ProgressBar;
@@ -124,7 +111,7 @@ private:
       MimeBundle bundle;
       bundle.add("text/plain", line(80, true));
       bundle.add("text/html", cat("<div><progress value=\"", done_, "\" max=\"", std::max<size_t>(total_, 1),
-                                  "\" style=\"width:20em\"></progress> ", htmlEscape(line(0, false)), "</div>"));
+                                  "\" style=\"width:20em\"></progress> ", escapeHtml(line(0, false)), "</div>"));
       sink_->show(bundle, id_, drawn_);
     } else {
       winsize size{};

@@ -46,6 +46,9 @@ TEST_CASE("a plot is represented as SVG drawn by gnuplot, and as an HTML image o
   CHECK(html->starts_with("<img src=\"data:image/svg+xml;base64,"));
   // Any other value gets no picture.
   CHECK(engine.represent(engine.eval("{:a 1}")).find("image/svg+xml") == nullptr);
+  // The plot's representer is the only one: a plot (a map holding tensors) is not also a
+  // table of its fields, whose text/html would compete with the picture's.
+  CHECK(bundle.items.size() == 3);
 }
 
 TEST_CASE("a progress bar is one display, shown once and then updated, ending at the total") {
