@@ -268,6 +268,13 @@ nl::json Interpreter::inspect_request_impl(const std::string& code, int cursorPo
 nl::json Interpreter::is_complete_request_impl(const std::string& code) {
   // The REPL's own rule: an open bracket or string reads another line.
   if (isIncomplete(code)) return xeus::create_is_complete_reply("incomplete", "  ");
+  // A form the reader refuses (an unmatched `)`, a bad literal) can never be completed.
+  try {
+    for (const Error& error : engine_->check(code, "<cell>"))
+      if (error.kind() == ErrorKind::Syntax) return xeus::create_is_complete_reply("invalid");
+  } catch (const Error&) {
+    // what check cannot judge is left to execution, which reports it
+  }
   return xeus::create_is_complete_reply("complete");
 }
 

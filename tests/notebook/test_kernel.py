@@ -73,7 +73,8 @@ class KernelTest(unittest.TestCase):
         self.assertFalse(c["found"])
 
     def test_is_complete(self):
-        for code, status in [("(+ 1", "incomplete"), ('(str "a', "incomplete"), ("(+ 1)", "complete")]:
+        for code, status in [("(+ 1", "incomplete"), ('(str "a', "incomplete"), ("(+ 1)", "complete"),
+                             ("(+ 1))", "invalid"), ("(def a 1) ]", "invalid")]:
             mid = self.kc.is_complete(code)
             reply = self.kc.get_shell_msg(timeout=TIMEOUT)
             self.assertEqual(reply["parent_header"]["msg_id"], mid)
