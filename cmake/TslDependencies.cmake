@@ -46,5 +46,17 @@ endif()
 find_program(TSL_MPIRUN NAMES mpirun)
 message(STATUS "MPI: ${TSL_HAVE_MPI}")
 
+# xeus (Debian's xeus-dev 2.4, with its ZeroMQ server) speaks the Jupyter protocol for
+# `tsl-kernel` (kernel/, docs/notebook.md); optional like MPI: without it (or with
+# -DTSL_KERNEL=OFF) everything else builds and the notebook tests are not defined.
+set(TSL_HAVE_XEUS OFF)
+if(TSL_KERNEL)
+  find_package(xeus 2.4 QUIET)
+  if(xeus_FOUND)
+    set(TSL_HAVE_XEUS ON)
+  endif()
+endif()
+message(STATUS "Jupyter kernel (xeus): ${TSL_HAVE_XEUS}")
+
 # Python with NumPy is a test and benchmark peer only (Debian's interpreter, not a user's).
 find_program(TSL_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)

@@ -67,6 +67,10 @@ if(TSL_HAVE_MPI)
   set(TSL_MPI_DEB ", libopenmpi3")
 endif()
 string(REPLACE ";" " " TSL_MPI_PC "${TSL_MPI_LINK}")
+# A build with the Jupyter kernel: tsl-kernel links libxeus (and, through it, ZeroMQ).
+if(TSL_HAVE_XEUS)
+  string(APPEND TSL_MPI_DEB ", libxeus6")
+endif()
 include(CMakePackageConfigHelpers)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/tslConfig.cmake.in ${CMAKE_BINARY_DIR}/tslConfig.cmake
                               INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/tsl)
@@ -92,5 +96,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "TSL developers <tsl@localhost>")
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libantlr4-runtime4.9, libedit2, zlib1g, libzip4, libzstd1, libstdc++6 (>= 12), libc6 (>= 2.36)${TSL_MPI_DEB}")
+# Plots are drawn by gnuplot (docs/plots.md): wanted, but TSL runs without it.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gnuplot-nox")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 include(CPack)

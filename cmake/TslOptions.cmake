@@ -3,6 +3,7 @@ option(TSL_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer"
 option(TSL_TSAN "Build with ThreadSanitizer" OFF)
 option(TSL_NATIVE "Tune for the build machine's CPU (-march=native)" ON)
 option(TSL_MPI "Run as many ranks over MPI when CMake finds it (docs/distributed.md)" ON)
+option(TSL_KERNEL "Build the Jupyter kernel when CMake finds xeus (docs/notebook.md)" ON)
 
 set(TSL_WARNINGS -Wall -Wextra -Wno-unused-parameter)
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

@@ -161,6 +161,10 @@ const std::vector<BuiltinDoc>& builtinDocs() {
        R"~((split (arange 6) 3)  ; [i64[2] [0 1] i64[2] [2 3] i64[2] [4 5]])~"},
       {"layout", R"~((layout x): the physical layout of a tensor: :row-major, :nchw, :nhwc, :nc1hwc0, :fractal-z or :fractal-nz.)~",
        R"~((layout (zeros [1 2 3 4]))  ; :nchw)~"},
+      {"display", R"~((display v): shows v now — in a notebook inline, in its richest form (a tensor's table, a picture); elsewhere its text on standard output. Returns nil.)~",
+       R"~((display [1 2 3]))~"},
+      {"load", R"~((load path): runs the file path in the user namespace (relative to the loading file's folder, or the working folder: a notebook's) and returns its last value.)~",
+       R"~((do (spit "/tmp/tsl-load-example.tsl" "(+ 40 2)") (load "/tmp/tsl-load-example.tsl"))  ; 42)~"},
       {"layout-svg", R"~((layout-svg x path?): an SVG picture of where x's elements sit in memory, as text, or written to the file path.)~",
        R"~((count (layout-svg (ones [2 3]))))~"},
       {"tree-map", R"~((tree-map f tree more...): the tree (maps, vectors, lists) with f applied leaf by leaf, to the leaves at the same place in each tree.)~",
@@ -200,7 +204,8 @@ const std::vector<BuiltinDoc>& builtinDocs() {
 }
 
 bool exampleHasEffects(std::string_view name) {
-  if (name == "spit" || name == "slurp-lines" || name == "save-tree" || name == "load-tree" || name == "load-npz")
+  if (name == "spit" || name == "slurp-lines" || name == "save-tree" || name == "load-tree" || name == "load-npz" ||
+      name == "save-plot")
     return true; // files
   for (const BuiltinDoc& d : builtinDocs())
     if (d.effects && name == d.name) return true;

@@ -110,8 +110,11 @@ void registerBuiltins(Evaluator& evaluator) {
   builtins::registerCheckpointBuiltins(evaluator);
   builtins::registerLinalgBuiltins(evaluator);
   builtins::registerDistributedBuiltins(evaluator);
-  for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "layout-svg", "slurp", "slurp-lines", "spit", "load-csv", "load-npy", "save-tree", "load-tree", "load-npz",
-                           "eval", "read-string", "gensym"}) {
+  builtins::registerPlotBuiltins(evaluator);
+  builtins::registerProgressBuiltins(evaluator);
+  builtins::registerDisplayBuiltins(evaluator);
+  for (const char* name : {"print", "println", "prn", "exit", "now-ns", "save-npy", "layout-svg", "slurp", "slurp-lines", "spit", "load-csv", "load-npy", "save-tree", "load-tree", "load-npz", "save-plot",
+                           "eval", "read-string", "gensym", "display", "load"}) {
     const Var* var = evaluator.core().find(name);
     TSL_ASSERT(var && var->value.isFunction(), "an effectful builtin is missing");
     const_cast<BuiltinObj&>(static_cast<const BuiltinObj&>(var->value.function())).setEffectful();

@@ -56,6 +56,7 @@ void document(Evaluator& evaluator, std::string_view name, std::string_view doc)
 void registerNumericBuiltins(Evaluator& evaluator);
 void registerCollectionBuiltins(Evaluator& evaluator);
 void registerCoreBuiltins(Evaluator& evaluator);
+void registerDisplayBuiltins(Evaluator& evaluator);
 void registerTensorBuiltins(Evaluator& evaluator);
 void registerCompileBuiltins(Evaluator& evaluator);
 void registerAutodiffBuiltins(Evaluator& evaluator);
@@ -68,6 +69,10 @@ void registerNeuralBuiltins(Evaluator& evaluator);
 void registerCheckpointBuiltins(Evaluator& evaluator);
 void registerLinalgBuiltins(Evaluator& evaluator);
 void registerDistributedBuiltins(Evaluator& evaluator);
+void registerPlotBuiltins(Evaluator& evaluator);     /// plots (BuiltinsPlot.cpp)
+void registerProgressBuiltins(Evaluator& evaluator); /// progress bars (Progress.cpp)
+/// Clears a progress bar's line on the terminal before print writes (Progress.cpp).
+void clearProgressLine();
 
 /// A jit function's state, or nullptr if `fn` is not one.
 JitState* jitState(const Value& fn);

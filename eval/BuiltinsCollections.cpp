@@ -270,6 +270,13 @@ void defineSequenceFunctions(Evaluator& evaluator) {
 
 }
 
+/// Tells a progress bar watching `coll` (eval/Progress.cpp) that its first `done`
+/// elements have been used; nothing for any other collection.
+void walked(const Value& coll, size_t done) {
+  if (!coll.isVector()) return;
+  if (SequenceObserver* observer = coll.vector().observer()) observer->reached(coll.vector().observedStart() + done);
+}
+
 /// Functions of functions: map, filter, reduce, apply, and sort.
 void defineHigherOrder(Evaluator& evaluator) {
   evaluator.defineBuiltin("map", 2, -1, [](CallContext& cx, Args args) {
@@ -287,15 +294,18 @@ void defineHigherOrder(Evaluator& evaluator) {
       cx.evaluator.poll(cx.span);
       for (size_t c = 0; c < colls.size(); ++c) callArgs[c] = colls[c][k];
       out.push_back(cx.evaluator.apply(f, callArgs, cx.span));
+      for (size_t i = 1; i < args.size(); ++i) walked(args[i], k + 1);
     }
     return makeVector(std::move(out));
   });
   evaluator.defineBuiltin("filter", 2, 2, [](CallContext& cx, Args args) {
     const Value& f = callableArg(cx, args, 0);
     std::vector<Value> out;
+    size_t done = 0;
     for (const Value& x : items(cx, args, 1)) {
       cx.evaluator.poll(cx.span);
       if (cx.evaluator.apply(f, Args(&x, 1), cx.span).truthy()) out.push_back(x);
+      walked(args[1], ++done);
     }
     return makeVector(std::move(out));
   });
@@ -316,6 +326,7 @@ void defineHigherOrder(Evaluator& evaluator) {
       cx.evaluator.poll(cx.span);
       const Value pair[2] = {acc, all[i]};
       acc = cx.evaluator.apply(f, Args(pair, 2), cx.span);
+      walked(args.back(), i + 1);
     }
     return acc;
   });

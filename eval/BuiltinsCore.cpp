@@ -100,14 +100,17 @@ void registerCoreBuiltins(Evaluator& evaluator) {
     return makeString(joinPrinted(args, true));
   });
   evaluator.defineBuiltin("print", 0, -1, [](CallContext& cx, Args args) {
+    clearProgressLine();
     cx.evaluator.out() << joinPrinted(args, false) << std::flush;
     return Value();
   });
   evaluator.defineBuiltin("println", 0, -1, [](CallContext& cx, Args args) {
+    clearProgressLine();
     cx.evaluator.out() << joinPrinted(args, false) << std::endl;
     return Value();
   });
   evaluator.defineBuiltin("prn", 0, -1, [](CallContext& cx, Args args) {
+    clearProgressLine();
     cx.evaluator.out() << joinPrinted(args, true) << std::endl;
     return Value();
   });

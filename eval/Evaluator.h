@@ -133,6 +133,7 @@ public:
   std::ostream& out();
   /// Where explicit rich output goes (tsl/Display.h); nullptr: as text to out().
   DisplaySink* displaySink() const { return displaySink_.get(); }
+  const std::shared_ptr<DisplaySink>& sharedDisplaySink() const { return displaySink_; }
   void setDisplaySink(std::shared_ptr<DisplaySink> sink) { displaySink_ = std::move(sink); }
   /// Shows `value` through the display sink, or prints its text to out() without one.
   void show(const Value& value, const std::string& id = {}, bool update = false);

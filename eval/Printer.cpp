@@ -1,6 +1,8 @@
 // eval/Printer.cpp — printing values.
 #include "eval/Printer.h"
 
+#include "eval/Plot.h"
+
 #include "eval/Tracer.h"
 
 #include "parser/Syntax.h"
@@ -42,6 +44,10 @@ void print(const Value& value, bool readably, std::string& out) {
     break;
   }
   case ValueKind::Map: {
+    if (std::optional<std::string> plot = plotSummary(value.map())) {
+      out += *plot;
+      break;
+    }
     out += '{';
     bool first = true;
     for (const auto& [k, v] : value.map().entries()) {

@@ -165,8 +165,15 @@ Value VectorObj::assoc(size_t i, Value value) const {
 }
 
 Value VectorObj::drop(size_t from) const {
-  if (from >= count()) return Value(new VectorObj(Items()));
-  return Value(new VectorObj(items_, start_ + from));
+  const bool all = from >= count();
+  auto* out = all ? new VectorObj(Items()) : new VectorObj(items_, start_ + from);
+  if (observer_) {
+    const size_t done = observedStart() + std::min(from, count());
+    out->observer_ = observer_;
+    out->observedBase_ = out->start_ - done;
+    observer_->reached(done);
+  }
+  return Value(out);
 }
 
 MapObj::MapObj(std::vector<std::pair<Value, Value>> entries, Span span) : Object(ValueKind::Map), span_(span) {

@@ -96,6 +96,16 @@ private:
   SyntaxOrigin origin_;
 };
 
+/// Watches a vector being walked (a progress bar, eval/Progress.cpp): told how many
+/// elements of the original are behind each `rest` taken of it, and by the sequence
+/// functions (map, filter, reduce) as they go.
+class SequenceObserver {
+public:
+  virtual ~SequenceObserver() = default;
+  /// `done` elements of the observed vector have been walked past.
+  virtual void reached(size_t done) = 0;
+};
+
 class VectorObj final : public Object {
 public:
   using Items = PersistentVector<Value>;
@@ -133,12 +143,24 @@ public:
   Value conj(Value value) const;
   /// This vector with element i (i < count()) replaced.
   Value assoc(size_t i, Value value) const;
-  /// Elements [from, count) as a view.
+  /// Elements [from, count) as a view; an observed vector's view keeps the observer and
+  /// tells it how far the walk has come.
   Value drop(size_t from) const;
+
+  /// The observer of a walk over this vector (set once, on a fresh vector), or nullptr.
+  SequenceObserver* observer() const { return observer_.get(); }
+  /// The index in the observed vector of this vector's element 0.
+  size_t observedStart() const { return start_ - observedBase_; }
+  void observe(std::shared_ptr<SequenceObserver> observer) {
+    observer_ = std::move(observer);
+    observedBase_ = start_;
+  }
 
 private:
   Items items_;
   size_t start_;
+  std::shared_ptr<SequenceObserver> observer_;
+  size_t observedBase_ = 0;
   Span span_;
   SyntaxOrigin origin_;
 };

@@ -222,7 +222,8 @@ std::optional<int> parseArguments(int argc, char** argv, Options& options) {
         return 2;
       }
       options.rest.push_back(arg);
-      programArgs = options.rest.size() == 2 && options.rest[0] == "run";
+      programArgs = (options.rest.size() == 2 && options.rest[0] == "run") ||
+                    (options.rest.size() == 1 && options.rest[0] == "kernel");
     }
   } catch (const Stop& stop) {
     if (!stop.message.empty()) std::cerr << "tsl: " << stop.message << "\n";
@@ -243,6 +244,9 @@ std::string usage() {
   out += row(6, "--keep-going", "a top-level form that fails is reported and the next one\nruns (the exit status is still 1); for batches of tests");
   out += row(6, "--ranks N",
              "run FILE as N ranks under mpirun on this machine (the world of\nworld-rank, all-reduce...; docs/distributed.md)");
+  out += row(2, "kernel install [--user|--prefix DIR]",
+             "install the Jupyter kernel's kernelspec (system-wide by default);\n"
+             "`tsl kernel -f FILE` runs the kernel (Jupyter starts it)");
   out += row(2, "check FILE", "report every error that can be found without running FILE");
   out += row(2, "compile FILE --entry NAME --sig SIG",
              "print function NAME of FILE compiled for the parameters SIG,\n"

@@ -33,5 +33,7 @@ std::optional<int> parseArguments(int argc, char** argv, Options& options);
 
 /// The text of `tsl --help`.
 std::string usage();
+/// `tsl kernel [install [--user | --prefix DIR] | -f CONNECTION_FILE]` (repl/Kernel.cpp).
+int kernelCommand(const std::vector<std::string>& args);
 
 } // namespace tsl::cli

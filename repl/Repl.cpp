@@ -9,12 +9,14 @@
 #include "tsl/tsl.h"
 #include "repl/LineEditor.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <chrono>
 #include <iostream>
 #include <sstream>
+#include <sys/ioctl.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -80,11 +82,31 @@ private:
 /// How an evaluation ended.
 enum class Outcome { Done, Failed, Exit };
 
+/// Prints a value; a plot, at a terminal, is drawn below its summary in characters
+/// (plot-text, docs/plots.md), as wide as the terminal. Without gnuplot only the summary
+/// shows: the value was printed, and a drawing is not worth an error.
+void printValue(Engine& engine, const Value& value) {
+  const std::string text = engine.print(value);
+  std::cout << text << std::endl;
+  if (!text.starts_with("#<plot ") || !isatty(STDOUT_FILENO)) return;
+  winsize size{};
+  const bool known = ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= 20 && size.ws_row >= 10;
+  const int64_t width = known ? std::min<int64_t>(size.ws_col - 1, 160) : 80;
+  const int64_t height = known ? std::min<int64_t>(size.ws_row - 2, 30) : 24;
+  try {
+    const Value drawing = engine.call("plot-text", {value, engine.eval(":width"), Value(Tensor::ofInt(width)),
+                                                    engine.eval(":height"), Value(Tensor::ofInt(height))});
+    engine.call("println", {drawing});
+    std::cout << std::flush;
+  } catch (const Error&) {
+  }
+}
+
 /// Evaluates `text` form by form, printing each value, or the error that stopped it.
 Outcome evaluate(Engine& engine, const std::string& text, int& exitCode) {
   KeepTypeAhead keep;
   try {
-    engine.evalEach(text, "<repl>", [&](const Value& value) { std::cout << engine.print(value) << std::endl; });
+    engine.evalEach(text, "<repl>", [&](const Value& value) { printValue(engine, value); });
   } catch (const Error& e) {
     std::cout << std::flush;
     std::cerr << engine.describe(e) << std::flush;

@@ -294,6 +294,7 @@ int dispatch(const Options& options) {
     if (command == "run") return runFile(options);
     if (command == "check") return checkFile(options);
     if (command == "compile") return compileFile(options);
+    if (command == "kernel") return tsl::cli::kernelCommand({options.rest.begin() + 1, options.rest.end()});
     for (const tsl::Engine::TargetCommand& c : tsl::Engine::targetCommands())
       if (command == c.name) return targetCommand(options);
     std::cerr << "tsl: unknown command '" << command << "'\n" << tsl::cli::usage();

@@ -171,6 +171,13 @@ struct LibmMath {
   template <typename T> static T log(T a) { return std::log(a); }
   template <typename T> static T tanh(T a) { return std::tanh(a); }
   template <typename T> static T erf(T a) { return std::erf(a); }
+  /// gelu x = x Φ(x) = 0.5 x erfc(-x/√2): erfc has no cancellation where 1 + erf would
+  /// (x < 0). A float is computed in double, whose rounding of x/√2 costs the tail nothing.
+  template <typename T> static T gelu(T a) {
+    using W = std::conditional_t<std::is_same_v<T, float>, double, T>;
+    const W w = static_cast<W>(a);
+    return static_cast<T>(W(0.5) * w * std::erfc(-w * W(0.70710678118654752440)));
+  }
   /// Stable on both tails: never exp of a large positive number.
   template <typename T> static T sigmoid(T a) {
     if (a >= T(0)) return T(1) / (T(1) + std::exp(-a));
@@ -183,12 +190,13 @@ struct LibmMath {
 /// calls would keep a loop scalar). Double keeps libm. What compiled code computes with
 /// (the :cpu kernel library and the GEMM's epilogue).
 struct PolynomialMath : LibmMath {
-  using LibmMath::exp, LibmMath::log, LibmMath::tanh, LibmMath::erf, LibmMath::sigmoid;
+  using LibmMath::exp, LibmMath::log, LibmMath::tanh, LibmMath::erf, LibmMath::sigmoid, LibmMath::gelu;
   static float exp(float a) { return fastmath::fastExp(a); }
   static float log(float a) { return fastmath::fastLog(a); }
   static float tanh(float a) { return fastmath::fastTanh(a); }
   static float erf(float a) { return fastmath::fastErf(a); }
   static float sigmoid(float a) { return fastmath::fastSigmoid(a); }
+  static float gelu(float a) { return fastmath::fastGelu(a); }
 };
 
 struct NegFn {
@@ -316,14 +324,13 @@ struct ReluFn {
   }
 };
 struct GeluFn {
-  template <typename T, typename M = LibmMath> T operator()(T a) const {
-    return T(0.5) * a * (T(1) + M::erf(a * T(0.70710678118654752440)));
-  }
+  template <typename T, typename M = LibmMath> T operator()(T a) const { return M::gelu(a); }
 };
+/// 0.5 x (1 + tanh u) written as x sigmoid(2u), which has no cancellation for x < 0.
 struct GeluTanhFn {
   template <typename T, typename M = LibmMath> T operator()(T a) const {
-    const T c = T(0.79788456080286535588); // sqrt(2/pi)
-    return T(0.5) * a * (T(1) + M::tanh(c * (a + T(0.044715) * a * a * a)));
+    const T c = T(1.5957691216057307118); // 2 sqrt(2/pi)
+    return a * M::sigmoid(c * (a + T(0.044715) * a * a * a));
   }
 };
 struct LogicalNotFn { template <typename T> bool operator()(T a) const { return a == T(0); } };

@@ -41,7 +41,8 @@ public:
 
 /// Adds representations of `value` to `bundle` (after text/plain) if it is a kind of value
 /// the representer knows; returns whether it added any. Representers are tried in order
-/// of registration; every one that knows the value adds to the bundle.
+/// of registration; the first that knows the value represents it (a plot, a map, is then
+/// not also shown as a table of its fields).
 using Representer = std::function<bool(const Value& value, MimeBundle& bundle)>;
 
 /// Registers a representer for every engine (at static initialisation or before engines

@@ -208,15 +208,22 @@ with open(os.path.join(WORK, "memory.tsl"), "w") as f:
 
 
 def peak_rss(length):
-    """The child's peak resident memory in bytes, and what it printed."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    r = subprocess.run([TSL, "run", "memory.tsl", str(length)], capture_output=True, text=True, cwd=WORK,
-                       timeout=600)
-    check("attention of length %d runs" % length, r.returncode == 0 and r.stdout.strip().endswith("true"),
+    """The child's own peak resident memory in bytes, and what it printed. A fresh Python
+    process runs it and reports ru_maxrss of its children, which is then this child's
+    alone (this process's RUSAGE_CHILDREN is the largest of every child so far, the
+    larger programs above included)."""
+    wrapper = ("import resource, subprocess, sys\n"
+               "r = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+               "sys.stdout.write(r.stdout)\nsys.stderr.write(r.stderr)\n"
+               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+               "sys.exit(r.returncode)\n")
+    r = subprocess.run([sys.executable, "-c", wrapper, TSL, "run", "memory.tsl", str(length)],
+                       capture_output=True, text=True, cwd=WORK, timeout=600)
+    lines = r.stdout.strip().splitlines()
+    printed = "\n".join(lines[:-1])
+    check("attention of length %d runs" % length, r.returncode == 0 and printed.strip().endswith("true"),
           r.stdout + r.stderr)
-    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    # ru_maxrss of the children is the largest of any child so far: run the small one first.
-    return max(after, before) * 1024, r.stdout
+    return (int(lines[-1]) * 1024 if lines and lines[-1].isdigit() else 0), printed
 
 
 small, _ = peak_rss(4096)

@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::ostringstream out;
   tsl::Engine engine(64, &out);
   engine.setStepLimit(100000);
-  for (const char* name : {"exit", "spit", "save-npy", "layout-svg", "slurp", "slurp-lines", "load-csv", "load-npy"})
+  for (const char* name : {"exit", "spit", "save-npy", "layout-svg", "slurp", "slurp-lines", "load-csv", "load-npy",
+                           "save-plot", "plot-text"})
     engine.defineNative(name, [](tsl::Args) -> tsl::Value {
       throw tsl::Error(tsl::ErrorKind::Value, "files and exit are disabled in the fuzz target");
     });

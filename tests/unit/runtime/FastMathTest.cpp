@@ -129,3 +129,20 @@ TEST_CASE("fastErf is within 8 ulp and reaches ±1 exactly beyond 4") {
   CHECK(std::signbit(fastErf(-0.0f)));
   CHECK(std::isnan(fastErf(std::numeric_limits<float>::quiet_NaN())));
 }
+
+TEST_CASE("fastGelu is within 8 ulp on both sides, its negative tail included") {
+  // gelu x = 0.5 x erfc(-x/√2) in double: its rounding of x/√2, amplified by x² in the
+  // tail, stays near 1e-14, far below a float's ulp.
+  const auto gelu = [](double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); };
+  const Worst w = sweep(fastGelu, gelu, {{0.014f, 0.016f}, {0.31f, 0.34f}, {3.9f, 4.1f}, {13.0f, 14.6f}});
+  CAPTURE(w.at);
+  CHECK(w.ulps <= 8.0);
+  // 1 + erf(-5/√2) cancelled to within 10 % of the true -1.4332579e-06.
+  CHECK(ulpError(fastGelu(-5.0f), gelu(-5.0)) <= 8.0);
+  CHECK(fastGelu(0.0f) == 0.0f);
+  CHECK(std::signbit(fastGelu(-0.0f)));
+  CHECK(fastGelu(std::numeric_limits<float>::infinity()) == std::numeric_limits<float>::infinity());
+  CHECK(fastGelu(-20.0f) == 0.0f); // underflows, as the true -5.5e-88 does
+  CHECK(fastGelu(100.0f) == 100.0f);
+  CHECK(std::isnan(fastGelu(std::numeric_limits<float>::quiet_NaN())));
+}
