@@ -3,14 +3,15 @@
 and faults, each as 1 rank (plain `tsl run`, the identity world), and under
 `mpirun --oversubscribe -n 2` and `-n 4` (docs/distributed.md).
 
-usage: test_distributed.py PATH_TO_TSL [--no-mpi]
+usage: test_distributed.py PATH_TO_TSL [--no-mpi] [--max-ranks N]
 
 The .tsl programs beside this script check their own results against references each
 rank computes alone and print `ok RANK SIZE`; this driver checks that every rank did,
 that the exit status is 0, that trained parameters are the same bytes on every rank, and
 that an error on one rank ends every rank with status 1 and the rank's message, within
 seconds. --no-mpi (a build without MPI) checks the one-rank world and that --ranks says
-it needs MPI. Standard library only.
+it needs MPI. --max-ranks 2 (the sanitizer builds, where 4 ranks on 2 cores take
+minutes) leaves out the runs on 4 ranks. Standard library only.
 """
 import os
 import signal
@@ -24,6 +25,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "harness"))
 from checks import check, report  # noqa: E402
 
 NO_MPI = "--no-mpi" in sys.argv[2:]
+MAX_RANKS = int(sys.argv[sys.argv.index("--max-ranks") + 1]) if "--max-ranks" in sys.argv else 4
 TSL = os.path.abspath(sys.argv[1])
 WORK = tempfile.mkdtemp(prefix="tsl-distributed-")
 
@@ -101,7 +103,7 @@ def write(name, text):
     return path
 
 
-sizes = [1] if NO_MPI else [1, 2, 4]
+sizes = [1] if NO_MPI else [n for n in (1, 2, 4) if n <= MAX_RANKS]
 
 for n in sizes:
     r = ranks(n, program("collectives.tsl"))

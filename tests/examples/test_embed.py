@@ -5,8 +5,10 @@ find_package(tsl) and with pkg-config, both hosts run; the installed headers inc
 nothing but each other; and `cpack -G DEB` makes a Debian package whose contents are
 listed and checked.
 
-usage: test_embed.py BUILD_DIR REPOSITORY [CXX]  (the compiler TSL was built with: a
-sanitizer build's hosts need its sanitizer runtime)"""
+usage: test_embed.py BUILD_DIR REPOSITORY [CXX] [--no-package]  (CXX: the compiler TSL
+was built with: a sanitizer build's hosts need its sanitizer runtime. --no-package: the
+sanitizer builds leave out the Debian package, a release artifact that takes half a
+minute to compress there)"""
 import os
 import re
 import shutil
@@ -22,9 +24,28 @@ def run(*args, env=None, cwd=None):
     return subprocess.run(args, capture_output=True, text=True, timeout=600, env=env, cwd=cwd)
 
 
+def debian_package(build, work):
+    """`cpack -G DEB`: the package, its contents and its dependencies."""
+    debs = os.path.join(work, "deb")
+    r = run("cpack", "-G", "DEB", "--config", os.path.join(build, "CPackConfig.cmake"), "-B", debs)
+    check("cpack -G DEB makes a Debian package", r.returncode == 0, r.stdout + r.stderr)
+    packages = [f for f in os.listdir(debs) if f.endswith(".deb")] if os.path.isdir(debs) else []
+    listing = run("dpkg-deb", "-c", os.path.join(debs, packages[0])).stdout if packages else ""
+    print(f"contents of {packages[0] if packages else '(no package)'}:")
+    for line in listing.splitlines():
+        print("   ", line.split()[-1])
+    for path in ["./usr/bin/tsl", "./usr/include/tsl/tsl.h", "./usr/lib/libtsl.so", "./usr/lib/pkgconfig/tsl.pc",
+                 "./usr/lib/cmake/tsl/tslConfig.cmake", "./usr/share/man/man1/tsl.1"]:
+        check(f"the package holds {path}", path in listing)
+    info = run("dpkg-deb", "-f", os.path.join(debs, packages[0]), "Depends").stdout if packages else ""
+    check("the package names its dependencies", "libantlr4-runtime4.9" in info, info)
+
+
 def main():
-    build, repo = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
-    cxx = sys.argv[3] if len(sys.argv) > 3 else "c++"
+    package = "--no-package" not in sys.argv
+    args = [a for a in sys.argv[1:] if a != "--no-package"]
+    build, repo = os.path.abspath(args[0]), os.path.abspath(args[1])
+    cxx = args[2] if len(args) > 2 else "c++"
     example = os.path.join(repo, "examples", "embed")
     work = tempfile.mkdtemp(prefix="tsl-embed-")
     try:
@@ -70,19 +91,8 @@ def main():
                   and re.search(r"TSL reported: .*model\.tsl:3:6: shape error: matmul cannot contract", out)
                   is not None, out + r.stderr)
 
-        debs = os.path.join(work, "deb")
-        r = run("cpack", "-G", "DEB", "--config", os.path.join(build, "CPackConfig.cmake"), "-B", debs)
-        check("cpack -G DEB makes a Debian package", r.returncode == 0, r.stdout + r.stderr)
-        packages = [f for f in os.listdir(debs) if f.endswith(".deb")] if os.path.isdir(debs) else []
-        listing = run("dpkg-deb", "-c", os.path.join(debs, packages[0])).stdout if packages else ""
-        print(f"contents of {packages[0] if packages else '(no package)'}:")
-        for line in listing.splitlines():
-            print("   ", line.split()[-1])
-        for path in ["./usr/bin/tsl", "./usr/include/tsl/tsl.h", "./usr/lib/libtsl.so", "./usr/lib/pkgconfig/tsl.pc",
-                     "./usr/lib/cmake/tsl/tslConfig.cmake", "./usr/share/man/man1/tsl.1"]:
-            check(f"the package holds {path}", path in listing)
-        info = run("dpkg-deb", "-f", os.path.join(debs, packages[0]), "Depends").stdout if packages else ""
-        check("the package names its dependencies", "libantlr4-runtime4.9" in info, info)
+        if package:
+            debian_package(build, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     sys.exit(report())

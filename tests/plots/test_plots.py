@@ -307,21 +307,26 @@ check("progress leaves values unchanged", rc == 0 and out == expected, out + err
 check("progress is silent when stderr is not a terminal", err == "", repr(err))
 
 # Under a pseudo-terminal (stderr only; stdout stays a pipe), the bar is drawn and cleared.
+def read_all(master):
+    """Everything written to the pseudo-terminal until its other end closes."""
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            return drawn
+        if not chunk:
+            return drawn
+        drawn += chunk
+
+
 with open(at("prog.tsl"), "w") as f:
     f.write('(doseq [x (progress (range 5) :label "train")] (do (loop [i 0] (if (< i 20000) (recur (inc i)) nil)) x))\n'
             '(println "done")\n')
 master, slave = pty.openpty()
 p = subprocess.Popen([TSL, "run", at("prog.tsl")], stdout=subprocess.PIPE, stderr=slave, cwd=WORK)
 os.close(slave)
-drawn = b""
-while True:
-    try:
-        chunk = os.read(master, 65536)
-    except OSError:
-        break
-    if not chunk:
-        break
-    drawn += chunk
+drawn = read_all(master)
 stdout = p.communicate(timeout=60)[0].decode()
 os.close(master)
 text = drawn.decode(errors="replace")
@@ -339,15 +344,7 @@ with open(at("prog.tsl"), "w") as f:
 master, slave = pty.openpty()
 p = subprocess.Popen([TSL, "run", at("prog.tsl")], stdout=slave, stderr=slave, cwd=WORK)
 os.close(slave)
-drawn = b""
-while True:
-    try:
-        chunk = os.read(master, 65536)
-    except OSError:
-        break
-    if not chunk:
-        break
-    drawn += chunk
+drawn = read_all(master)
 p.wait(timeout=60)
 os.close(master)
 text = drawn.decode(errors="replace")
