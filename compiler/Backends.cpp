@@ -192,6 +192,20 @@ void registerPasses() {
   });
 }
 
+const std::vector<std::string>& optimizationPasses() {
+  static const std::vector<std::string> passes = [] {
+    std::vector<std::string> p = ir::optimizationPasses();
+    // Right after inlining, before any pass simplifies: every rank traced the same program
+    // (rank-dependent constants differ in value only), so every rank buckets the same
+    // all-reduces in the same order; once constants fold, a rank's IR may lose operations
+    // another keeps, and positions would differ (docs/distributed.md).
+    auto inl = std::find(p.begin(), p.end(), "inline");
+    p.insert(inl == p.end() ? p.begin() : inl + 1, "bucket-all-reduce");
+    return p;
+  }();
+  return passes;
+}
+
 const std::vector<std::string>& layoutPasses() {
   static const std::vector<std::string> passes = {"layout-insert", "layout-assign", "layout-eliminate"};
   return passes;

@@ -17,6 +17,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <cstdlib>
 #include <iterator>
 #include <sstream>
 
@@ -27,6 +28,7 @@ const char* kUsage = R"(usage: tsl-opt FILE.ir [options]
   --pipeline=TARGET       run the pipeline of jit :TARGET (interp, cpu), with its layout
                           preferences
   --layout-target=NAME    the layout preferences of the layout passes (none, cpu, tc)
+  --bucket-bytes=N        bucket-all-reduce's bucket size in bytes (0: off; 25 MiB)
   --print-memory-plan     print each function's memory plan after the passes (to stdout)
   --verify-each           verify after every pass
   --print-ir-after=NAME   print the IR after pass NAME (to stderr)
@@ -67,6 +69,16 @@ int main(int argc, char** argv) {
       pipeline.insert(pipeline.end(), backend->pipeline().begin(), backend->pipeline().end());
       if (context.layoutTarget.empty()) context.layoutTarget = backend->layoutTarget();
     } else if (arg.starts_with("--layout-target=")) context.layoutTarget = arg.substr(16);
+    else if (arg.starts_with("--bucket-bytes=")) {
+      const std::string n = arg.substr(15);
+      char* end = nullptr;
+      const long long bytes = std::strtoll(n.c_str(), &end, 10);
+      if (n.empty() || *end != '\0' || bytes < 0) {
+        std::cerr << "tsl-opt: --bucket-bytes wants a number of bytes, not '" << n << "'\n";
+        return 2;
+      }
+      context.bucketBytes = bytes;
+    }
     else if (arg == "--print-memory-plan") memoryPlan = true;
     else if (arg == "--verify-each") context.verifyEach = true;
     else if (arg.starts_with("--print-ir-after=")) context.printAfter.insert(arg.substr(17));

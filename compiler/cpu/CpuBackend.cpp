@@ -205,8 +205,7 @@ public:
 
   const std::vector<std::string>& pipeline() const override {
     static const std::vector<std::string> passes = [] {
-      std::vector<std::string> p = ir::optimizationPasses();
-      p.push_back("bucket-all-reduce"); // gradient all-reduces overlapped (docs/distributed.md)
+      std::vector<std::string> p = optimizationPasses(); // with bucket-all-reduce (docs/distributed.md)
       p.push_back("expand-einsum"); // einsum's contractions on the GEMM
       p.insert(p.end(), layoutPasses().begin(), layoutPasses().end());
       p.push_back("fuse");

@@ -19,8 +19,12 @@
 // (runtime/Collectives.h: the same reduction of the same elements).
 //
 // Expects: verified IR, after differentiation (the start and wait have no derivative
-// rules). Guarantees: every all-reduce of a concrete, row-major operand in a block is
-// replaced; within a block each start comes after the definitions of its operands and
+// rules) and inlining, before any pass that simplifies: every rank must make the same
+// buckets in the same order, and the traced programs of all ranks have the same
+// operations in the same order (a constant that depends on the rank differs in value
+// only), where folding could remove on one rank an operation another keeps. Guarantees: every all-reduce of a concrete, row-major operand in a block of a
+// world of more than one rank is replaced, except one alone in its bucket whose result is
+// read by the next operation (nothing to overlap it with); within a block each start comes after the definitions of its operands and
 // before every wait of its handle; each wait comes before the first operation (of the
 // block) that reads its result, or before the terminator if none does; nothing else moves.
 // A bucket never holds an all-reduce whose result is read (directly or not) before another
@@ -55,6 +59,8 @@ struct Candidate {
 
 bool bucketable(const Operation& op) {
   if (!op.code().is(OpKind::AllReduce)) return false;
+  // In a world of one rank an all-reduce is the identity: nothing to overlap.
+  if (std::get<CollectiveAttrs>(op.attrs()).ranks <= 1) return false;
   const ir::Type& in = op.operand(0)->type();
   const ir::Type& out = op.result()->type();
   return in.concrete() && out.concrete() && in.layout == Layout::RowMajor && out.layout == Layout::RowMajor;
@@ -110,6 +116,12 @@ bool bucketBlock(ir::Block& block, int64_t limit) {
     groups[groupOf(*ops[i])].push_back(c);
   }
   if (groups.empty()) return changed;
+  // Whether an operation other than an all-reduce lies strictly between positions a and b
+  // (all-reduces, bucketed or not, are communication: nothing to overlap with).
+  std::vector<size_t> others(ops.size() + 1, 0); // others[k]: such operations before k
+  for (size_t k = 0; k < ops.size(); ++k) others[k + 1] = others[k] + (ops[k]->code().is(OpKind::AllReduce) ? 0 : 1);
+  auto workBetween = [&](int64_t a, size_t b) { return others[b] > others[static_cast<size_t>(a + 1)]; };
+  bool rewrote = false;
 
   // What goes before each operation of the block: starts, then waits.
   std::vector<std::vector<std::unique_ptr<Operation>>> starts(ops.size()), waits(ops.size());
@@ -145,6 +157,9 @@ bool bucketBlock(ir::Block& block, int64_t limit) {
       earliestUse = std::min(earliestUse, c.firstUse);
     }
     for (const std::vector<Candidate>& bucket : buckets) {
+      // One all-reduce read right after its operand is computed has nothing to overlap
+      // with: it stays as it is.
+      if (bucket.size() == 1 && !workBetween(bucket.front().defined, bucket.front().firstUse)) continue;
       const Operation& first = *ops[bucket.front().index];
       CollectiveAttrs attrs = std::get<CollectiveAttrs>(first.attrs());
       attrs.part = 0;
@@ -164,8 +179,10 @@ bool bucketBlock(ir::Block& block, int64_t limit) {
         renamed.emplace_back(original.result(), result);
         replaced[bucket[k].index] = true;
       }
+      rewrote = true;
     }
   }
+  if (!rewrote) return changed;
 
   // The block again: each operation after what goes before it, the all-reduces left out.
   std::list<std::unique_ptr<Operation>> old;

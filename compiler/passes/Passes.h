@@ -17,6 +17,10 @@ std::unique_ptr<ir::Pass> createLayoutAssignPass();    ///< layout-assign: agnos
 std::unique_ptr<ir::Pass> createLayoutEliminatePass(); ///< layout-eliminate: conversions
 std::unique_ptr<ir::Pass> createBucketAllReducePass(); ///< bucket-all-reduce: overlapped gradient all-reduces
 
+/// ir::optimizationPasses() with bucket-all-reduce after inlining: what every backend's
+/// pipeline begins with.
+const std::vector<std::string>& optimizationPasses();
+
 /// The layout passes, in pipeline order.
 const std::vector<std::string>& layoutPasses();
 
