@@ -330,11 +330,12 @@ Tensor allReduceWait(int64_t handle, int64_t part, const Tensor& x, CollectiveOp
       in.completed = true;
     }
     in.taken[static_cast<size_t>(part)] = true;
+    // The part as a view of the bucket's buffer, not a copy: the buffer lives on while
+    // any part does, and nothing writes it once the all-reduce has completed.
     const Shape& shape = in.shapes[static_cast<size_t>(part)];
-    const size_t bytes = in.buffer.elementSize();
-    piece = Tensor::empty(in.buffer.dtype(), shape);
-    std::memcpy(piece.mutableData(), in.buffer.data() + static_cast<size_t>(in.offsets[static_cast<size_t>(part)]) * bytes,
-                static_cast<size_t>(piece.numel()) * bytes);
+    const auto strides = contiguousStrides(shape);
+    piece = Tensor::view(in.buffer.dtype(), shape, std::span<const int64_t>(strides.data(), shape.rank()),
+                         in.buffer.offset() + in.offsets[static_cast<size_t>(part)], *in.buffer.storage());
     if (--in.left == 0) all.inFlight.erase(it);
   }
   if (op == CollectiveOp::Mean) return as(applyBinary(BinaryOp::Div, piece, Tensor::weakInt(worldSize())), out);

@@ -320,6 +320,13 @@ int64_t startAllReduce(void* buffer, int64_t count, DType dtype, CollectiveOp op
           "MPI_Iallreduce");
     requests.push_back(request);
   }
+  // Open MPI moves a non-blocking collective's data only inside MPI calls: each start
+  // also advances the buckets started before it, so they travel while the compiled code
+  // computes the next one's gradients rather than all at the first wait.
+  for (auto& [_, earlier] : w.pending) {
+    int done = 0;
+    check(MPI_Testall(static_cast<int>(earlier.size()), earlier.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+  }
   const int64_t id = w.nextRequest++;
   w.pending.emplace(id, std::move(requests));
   return id;
