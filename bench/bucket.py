@@ -20,6 +20,7 @@ import tempfile
 
 from measure import HERE, cpu_model
 from allreduce import mpirun
+from gemm import best_coretype
 
 TORCH = r'''
 import os, sys, time, torch, torch.distributed as dist
@@ -52,13 +53,24 @@ for _ in range(runs):
 '''
 
 
+def torch_version():
+    try:
+        import torch
+        return torch.__version__
+    except ImportError:
+        return "(absent)"
+
+
 def main():
     args = sys.argv[1:]
     smoke = "--smoke" in args
     positional = [a for a in args if not a.startswith("--")]
     tsl = positional[0] if positional else os.path.join(HERE, "..", "build", "release", "repl", "tsl")
     batch, width, runs, rounds = (64, 128, 2, 1) if smoke else (256, 1024, 15, 3)
-    env = dict(os.environ, TSL_NUM_THREADS="1", OMP_NUM_THREADS="1", MASTER_ADDR="127.0.0.1", MASTER_PORT="29533",
+    # PyTorch's BLAS is Debian's libblas.so.3: OpenBLAS when libopenblas0-pthread is
+    # installed (`tools/dev bench` installs it), told the best kernel for this CPU.
+    env = dict(os.environ, TSL_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               OPENBLAS_CORETYPE=best_coretype(), MASTER_ADDR="127.0.0.1", MASTER_PORT="29533",
                OMPI_MCA_btl_vader_single_copy_mechanism="none")
     try:
         import torch  # noqa: F401
@@ -79,13 +91,16 @@ def main():
                     commands.append([*mpirun(ranks), "-x", "MASTER_ADDR", "-x", "MASTER_PORT", "sh", "-c",
                                      f'RANK=$OMPI_COMM_WORLD_RANK WORLD_SIZE=$OMPI_COMM_WORLD_SIZE exec '
                                      f'{sys.executable} {peer} {batch} {width} {runs}'])
+                    commands[-1][len(mpirun(ranks)):len(mpirun(ranks))] = ["-x", "OPENBLAS_CORETYPE",
+                                                                          "-x", "OPENBLAS_NUM_THREADS"]
                 for command in commands:
                     out = subprocess.run(command, check=True, capture_output=True, text=True, env=env).stdout
                     for line in out.splitlines():
                         name, _, ns = line.split()
                         times.setdefault((ranks, name), []).append(float(ns) / 1e6)
     print(f"CPU: {cpu_model()}; MLP 784-{width}-{width}-10, global batch {batch}, one thread per rank; "
-          f"median step time in ms (slowest rank)")
+          f"median step time in ms (slowest rank); PyTorch {torch_version()} on "
+          f"OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']}")
     names = ["blocking", "bucket-25MiB", "bucket-1MiB"] + (["pytorch-ddp"] if have_torch else [])
     print(f"{'ranks':<7}" + "".join(f"{'TSL ' + n if not n.startswith('pytorch') else 'PyTorch DDP':>20}" for n in names)
           + f"{'DDP/TSL 25MiB':>15}")
