@@ -6,8 +6,42 @@
 #include "ir/Verifier.h"
 
 #include <algorithm>
+#include <mutex>
 
 namespace tsl::compiler {
+
+namespace {
+
+// The modules of compiles that stopped (Ctrl-C, an error in a pass or in code generation).
+// Freeing a module of 300,000 operations takes most of a second, which would otherwise
+// come between Ctrl-C and its message: they are freed when the next compile begins, on
+// any engine, or returned with the process (reachable from here, so no leak).
+struct Graveyard {
+  std::mutex mutex;
+  std::vector<std::shared_ptr<const void>> dead;
+};
+
+Graveyard& graveyard() {
+  static Graveyard* instance = new Graveyard; // never destroyed: it may hold modules at exit
+  return *instance;
+}
+
+void bury(std::shared_ptr<const void> module) {
+  Graveyard& g = graveyard();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  g.dead.push_back(std::move(module));
+}
+
+void clearGraveyard() {
+  std::vector<std::shared_ptr<const void>> dead;
+  {
+    Graveyard& g = graveyard();
+    std::lock_guard<std::mutex> lock(g.mutex);
+    dead.swap(g.dead);
+  }
+} // freed here, outside the lock
+
+} // namespace
 
 Compiler::Compiler() {
   registerPasses();
@@ -97,11 +131,18 @@ std::shared_ptr<Executable> Compiler::compile(std::unique_ptr<ir::Module> module
       ++hits_;
       return cache_.front().second;
     }
-  optimize(*module, target, options, entry);
-  const ir::Function* function = module->find(entry);
-  TSL_ASSERT(function, "compile: the module has no function @", entry);
-  std::shared_ptr<const ir::Module> shared(std::move(module));
-  std::shared_ptr<Executable> executable = b.compile(shared, *function, options);
+  clearGraveyard();
+  std::shared_ptr<ir::Module> owned(std::move(module));
+  std::shared_ptr<Executable> executable;
+  try {
+    optimize(*owned, target, options, entry);
+    const ir::Function* function = owned->find(entry);
+    TSL_ASSERT(function, "compile: the module has no function @", entry);
+    executable = b.compile(owned, *function, options);
+  } catch (...) {
+    bury(std::move(owned));
+    throw;
+  }
   cache_.emplace_front(key, executable);
   if (cache_.size() > kCachedExecutables) cache_.pop_back();
   return executable;

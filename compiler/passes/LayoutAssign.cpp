@@ -141,6 +141,7 @@ private:
     // element size (a cast from 1 to 2 bytes changes C0: it is a conversion of its own).
     bool everyOpLaysOut = true;
     for (ir::Operation* op : ops) {
+      checkInterrupt(); // one component may hold every operation of a long program
       offer(op->result()->type().layout);
       bool adopts = false;
       for (ir::Value* u : op->operands()) {
@@ -181,6 +182,7 @@ private:
     std::unordered_map<const ir::Value*, Padding> simulated;
     const bool blocked = isBlocked(layout);
     for (ir::Operation* op : ops) {
+      checkInterrupt(); // one component may hold every operation of a long program
       for (ir::Value* u : op->operands()) {
         if (!(u->type().dims == op->result()->type().dims) || in.count(u->def())) continue;
         if (ir::Value* w = availableIn(u, layout)) simulated[u] = paddingNow(w, s);
@@ -224,6 +226,7 @@ private:
                       Layout layout, State& s) {
     bool changed = false;
     for (ir::Operation* op : ops) {
+      checkInterrupt(); // one component may hold every operation of a long program
       ir::Block& block = *op->parent();
       const OpIt at = s.positions.at(op);
       for (ir::Value*& u : op->operands()) {
@@ -249,6 +252,7 @@ private:
     }
     // The padding of the rewritten values, for the components after this one.
     for (ir::Operation* op : ops) {
+      checkInterrupt(); // one component may hold every operation of a long program
       ir::Value* r = op->result();
       s.padding[r] = !isBlocked(r->type().layout)
                          ? Padding::Zero

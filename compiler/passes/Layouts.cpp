@@ -1,6 +1,8 @@
 // compiler/passes/Layouts.cpp — targets' layout preferences, padding, conversion bytes.
 #include "compiler/passes/Layouts.h"
 
+#include "runtime/Interrupt.h"
+
 #include "runtime/Layout.h"
 
 #include <algorithm>
@@ -117,6 +119,7 @@ PaddingMap paddingOf(const ir::Function& f) {
   std::function<void(const ir::Block&)> block = [&](const ir::Block& b) {
     for (const auto& arg : b.arguments()) padding[arg.get()] = Padding::Zero;
     for (const auto& op : b.ops()) {
+      checkInterrupt(); // Ctrl-C stops a long compile (ir/Pass.h)
       for (const auto& region : op->regions()) block(region->block());
       for (size_t i = 0; i < op->resultCount(); ++i) {
         const ir::Value* r = op->result(i);
@@ -152,6 +155,7 @@ Padding paddingNeeded(const ir::Operation& user) {
 Uses usesOf(ir::Function& f) {
   Uses uses;
   ir::walk(f.body(), [&](ir::Operation& op) {
+    checkInterrupt();
     for (size_t i = 0; i < op.operands().size(); ++i) uses[op.operand(i)].emplace_back(&op, i);
   });
   return uses;
@@ -161,6 +165,7 @@ Positions positionsOf(ir::Function& f) {
   Positions positions;
   std::function<void(ir::Block&)> block = [&](ir::Block& b) {
     for (auto it = b.ops().begin(); it != b.ops().end(); ++it) {
+      checkInterrupt();
       positions[it->get()] = it;
       for (auto& region : (*it)->regions()) block(region->block());
     }
