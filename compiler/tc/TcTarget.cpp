@@ -293,7 +293,8 @@ BackendInfo tcBackendInfo() {
       "(tc-trace): what the emulated tensor core ran in the last call on :tc, as a trace — :lanes (the pipes that\n"
       "  ran), and per instruction :lane, :start and :end (cycles from 0), :name (its mnemonic), :detail (its text);\n"
       "  drawn as a timeline in a notebook and by tsl --pictures\n"
-      "  e.g. (do ((jit (fn [a b] (matmul a b)) :target :tc) (ones [16 16]) (ones [16 16])) (:lanes (tc-trace)))";
+      "  e.g. (do ((jit (fn [a b] (matmul a b)) :target :tc) (ones [16 16]) (ones [16 16])) (:lanes (tc-trace)))"
+      "  ; [\"MTE2\" \"MTE1\" \"CUBE\" \"FIXPIPE\"]";
   info.builtins = {statsBuiltin, traceBuiltin, asmBuiltin};
   BackendEmit programs;
   programs.name = "tc";
