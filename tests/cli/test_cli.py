@@ -546,6 +546,10 @@ def main():
     r = tsl("run", "--pictures", "pics3", "--open", "show.tsl", env={**os.environ, "PATH": os.path.join(WORK, "nobin")})
     check("--open without xdg-open writes the pictures and says so once",
           r.rc == 0 and r.err.count("xdg-open is not installed") == 1 and r.err.count("tsl: wrote pics3/") == 2, str(r))
+    r = tsl("run", "--pictures", "show.tsl/pics", "show.tsl")
+    check("--pictures under a regular file says why on stderr and the program runs on",
+          r.rc == 0 and r.out.endswith("done\n")
+          and r.err.count("tsl: --pictures: cannot make the folder 'show.tsl/pics'") == 2, str(r))
     r = tsl("run", "--open", "show.tsl")
     check("--open alone is a usage error", r.rc == 2 and "give --pictures too" in r.err, str(r))
 
