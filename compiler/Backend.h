@@ -14,6 +14,7 @@
 
 #include "ir/IR.h"
 #include "ir/Pass.h"
+#include "runtime/TimelineSvg.h"
 
 #include <functional>
 #include <iosfwd>
@@ -179,6 +180,9 @@ public:
   virtual Stat statistics(bool total);
   /// The same as JSON, for files and programs (`tsl run --tc-stats`).
   virtual std::string statisticsJson(bool total);
+  /// What its last call ran where and when, as a timeline (lanes: the units that did
+  /// work); an empty timeline when it keeps none.
+  virtual Timeline trace();
   /// Called before a `tsl run` with the flags of this target given on the command line,
   /// and after it (also when the program failed): what to write where.
   virtual void beforeRun(const FlagValues& flags);
@@ -216,6 +220,7 @@ struct BackendBuiltin {
     Statistics, ///< (NAME) / (NAME :last) / (NAME :total): statistics() as a map
     Inspect,    ///< (NAME f x...): f compiled for the target at x..., Executable::inspect(what)
     Emit,       ///< (NAME f x...): the target's emit(artifact) for f at x...
+    Trace,      ///< (NAME): trace() of the last call, a trace value drawn as a timeline
   };
   std::string name;
   Kind kind = Kind::Statistics;

@@ -53,6 +53,7 @@ std::string Backend::emit(const ir::Module&, const ir::Function&, Artifact artif
 std::string Backend::cacheKey(const CompileOptions&) const { return {}; }
 Stat Backend::statistics(bool) { return Stat::map({}); }
 std::string Backend::statisticsJson(bool total) { return statistics(total).json(); }
+Timeline Backend::trace() { return {}; }
 void Backend::beforeRun(const FlagValues&) {}
 std::vector<Output> Backend::afterRun(const FlagValues&) { return {}; }
 

@@ -1,9 +1,10 @@
 // eval/BuiltinsTargets.cpp — the builtins targets declare (compiler::BackendBuiltin):
-// statistics as a map, an inspection of compiled code and an artifact of a target.
+// statistics as a map, a trace (eval/TraceValue.h), an inspection of compiled code and an artifact of a target.
 // Nothing here names a target.
 #include "eval/Builtins.h"
 #include "eval/Compile.h"
 #include "eval/Evaluator.h"
+#include "eval/TraceValue.h"
 
 #include "compiler/Compiler.h"
 
@@ -57,6 +58,12 @@ void registerTargetBuiltins(Evaluator& evaluator) {
           compileLowered(cx.evaluator, lowered, target);
           const std::string text = lowered.executable->inspect(what);
           return makeString(text.empty() ? empty : text);
+        });
+        break;
+      case Kind::Trace:
+        // (NAME): what the last call on the target ran where and when.
+        evaluator.defineBuiltin(b.name, 0, 0, [target](CallContext& cx, Args) -> Value {
+          return traceValue(cx.evaluator.compiler().backend(target).trace(), target);
         });
         break;
       case Kind::Emit:

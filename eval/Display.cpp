@@ -74,11 +74,15 @@ MimeBundle Engine::represent(const Value& value) const { return representValue(v
 void Engine::setDisplaySink(std::shared_ptr<DisplaySink> sink) { impl_->setDisplaySink(std::move(sink)); }
 
 void Evaluator::show(const Value& value, const std::string& id, bool update) {
-  if (displaySink_) {
+  if (displaySink_ && !displaySink_->keepsPicturesOnly()) {
     displaySink_->show(representValue(value), id, update);
     return;
   }
   out() << printValue(value, false) << '\n';
+  if (displaySink_) {
+    out() << std::flush; // the text comes before what the sink says
+    displaySink_->show(representValue(value), {}, false);
+  }
 }
 
 } // namespace tsl

@@ -101,7 +101,8 @@ std::vector<Engine::ReplCommand> Engine::replCommands() {
   for (const compiler::BackendInfo* info : compiler::backendInfos())
     for (const compiler::BackendBuiltin& b : info->builtins)
       if (!b.replCommand.empty())
-        out.push_back({b.replCommand, b.name, b.replHelp, b.kind != compiler::BackendBuiltin::Kind::Statistics});
+        out.push_back({b.replCommand, b.name, b.replHelp, b.kind != compiler::BackendBuiltin::Kind::Statistics &&
+                                                            b.kind != compiler::BackendBuiltin::Kind::Trace});
   return out;
 }
 

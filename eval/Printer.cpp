@@ -1,5 +1,6 @@
 // eval/Printer.cpp — printing values.
 #include "eval/Printer.h"
+#include "eval/TraceValue.h"
 
 #include "eval/Plot.h"
 
@@ -46,6 +47,10 @@ void print(const Value& value, bool readably, std::string& out) {
   case ValueKind::Map: {
     if (std::optional<std::string> plot = plotSummary(value.map())) {
       out += *plot;
+      break;
+    }
+    if (std::optional<std::string> trace = traceSummary(value.map())) {
+      out += *trace;
       break;
     }
     out += '{';

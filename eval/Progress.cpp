@@ -179,7 +179,8 @@ void registerProgressBuiltins(Evaluator& evaluator) {
         fail(ErrorKind::Type, "progress: :total must be a non-negative integer, got ", describeKind(*t));
       total = static_cast<size_t>(t->tensor().toInt());
     }
-    const std::shared_ptr<DisplaySink>& sink = cx.evaluator.sharedDisplaySink();
+    std::shared_ptr<DisplaySink> sink = cx.evaluator.sharedDisplaySink();
+    if (sink && sink->keepsPicturesOnly()) sink.reset(); // bars as without a sink
     const bool terminal = ::isatty(STDERR_FILENO) != 0;
     auto* vector = new VectorObj(std::move(items));
     Value out(vector);

@@ -122,6 +122,13 @@ std::vector<Flag> flagTable() {
          o.emitOptions.raw = stage == "raw";
        },
        ""},
+      {"--pictures", Takes::Value,
+       [](Options& o, const std::string& dir) {
+         if (dir.empty()) throw Stop{2, "--pictures needs a folder"};
+         o.pictures = dir;
+       },
+       "--pictures needs a folder"},
+      {"--open", Takes::Nothing, [](Options& o, const std::string&) { o.open = true; }, ""},
       {"--keep-going", Takes::Nothing, [](Options& o, const std::string&) { o.keepGoing = true; }, ""},
       {"--ranks", Takes::Value,
        [](Options& o, const std::string& value) {
@@ -229,6 +236,10 @@ std::optional<int> parseArguments(int argc, char** argv, Options& options) {
     if (!stop.message.empty()) std::cerr << "tsl: " << stop.message << "\n";
     return stop.status;
   }
+  if (options.open && options.pictures.empty()) {
+    std::cerr << "tsl: --open opens the pictures --pictures DIR writes: give --pictures too\n";
+    return 2;
+  }
   return std::nullopt;
 }
 
@@ -280,6 +291,11 @@ std::string usage() {
   out += row(2, "--explain-recompile", "say why a jit function compiles another version");
   out += row(2, "--print-memory-plan", "print each compiled function's buffers: offsets, lifetimes, peak");
   out += row(2, "--print-fallbacks", "list the operations compiled code runs on eager kernels");
+  out += row(2, "--pictures DIR",
+             "the REPL and run write each picture shown — a plot displayed or\n"
+             "printed at the REPL, (tc-trace), layout-svg, graph — as\n"
+             "DIR/picture-N.svg and say so on stderr (docs/plots.md)");
+  out += row(2, "--open", "with --pictures: open each picture with xdg-open");
   out += row(2, "--bucket-bytes=N", "bucket size of the compiled all-reduces overlapped with\ncomputation (default 26214400, 25 MiB; 0: none)");
   for (const Engine::TargetFlag& flag : flags)
     if (flag.command.empty() && !flag.usage.empty()) out += row(2, flag.usage, flag.help);

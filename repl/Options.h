@@ -14,6 +14,9 @@ struct Options {
   int maxDepth = 10000;
   CompileDebug debug;            ///< the switches every compilation obeys, target flags included
   std::vector<std::string> rest; ///< the command and its arguments
+  // tsl run and the REPL
+  std::string pictures; ///< --pictures DIR: pictures shown are written there as SVG files
+  bool open = false;    ///< --open: and opened with xdg-open
   // tsl compile
   std::string entry, signature, output;
   std::string emit = "ir";

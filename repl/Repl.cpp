@@ -25,6 +25,7 @@ namespace tsl {
 namespace {
 
 Engine* activeEngine = nullptr;
+cli::Pictures* activePictures = nullptr; ///< tsl --pictures DIR: where pictures printed go
 
 extern "C" void onInterrupt(int) {
   // While typing, the line editor takes it; while evaluating, the engine stops.
@@ -88,6 +89,7 @@ enum class Outcome { Done, Failed, Exit };
 void printValue(Engine& engine, const Value& value) {
   const std::string text = engine.print(value);
   std::cout << text << std::endl;
+  if (activePictures) writePicture(engine, *activePictures, value);
   if (!text.starts_with("#<plot ") || !isatty(STDOUT_FILENO)) return;
   winsize size{};
   const bool known = ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col >= 20 && size.ws_row >= 10;
@@ -160,7 +162,9 @@ void inspect(Engine& engine, const std::string& command, const std::string& argu
     return;
   }
   try {
-    std::cout << engine.inspect(argument, inspector) << std::flush;
+    const std::string text = engine.inspect(argument, inspector);
+    std::cout << text << std::flush;
+    if (activePictures) writePicture(engine, *activePictures, makeString(text)); // :graph's picture
   } catch (const Error& e) {
     std::cout << std::flush;
     std::cerr << engine.describe(e) << std::flush;
@@ -252,8 +256,9 @@ bool command(Engine& engine, const std::string& line, int& exitCode, bool& handl
 
 } // namespace
 
-int runRepl(Engine& engine) {
+int runRepl(Engine& engine, cli::Pictures* pictures) {
   activeEngine = &engine;
+  activePictures = pictures;
   struct sigaction action {};
   action.sa_handler = onInterrupt;
   sigemptyset(&action.sa_mask);
@@ -309,6 +314,7 @@ int runRepl(Engine& engine) {
     if (evaluate(engine, text, exitCode) == Outcome::Exit) break;
   }
   activeEngine = nullptr;
+  activePictures = nullptr;
   return exitCode;
 }
 

@@ -4,6 +4,7 @@
 //   tsl run FILE [ARGS...]       run a program, *args* bound to ARGS ("-" reads stdin)
 //       [--keep-going]           report a failing top-level form and run the next
 //       [--ranks N]              run it as N ranks under mpirun on this machine
+//   --pictures DIR [--open]      (REPL and run) pictures shown written as SVG files in DIR
 //   tsl check FILE               read and expand a program, report every error found
 //   tsl compile FILE --entry NAME --sig SIG [--emit=KIND] [--stage=raw] [--target=T] [-o OUT]
 //   tsl COMMAND ...              a command a target adds (Engine::targetCommands)
@@ -70,10 +71,16 @@ void installSignalHandlers(bool repl) {
   sigaction(SIGINT, &action, nullptr);
 }
 
-/// A configured engine: the depth limit and the compilation switches.
-std::unique_ptr<tsl::Engine> makeEngine(const Options& options) {
+/// A configured engine: the depth limit, the compilation switches, and with --pictures
+/// the sink that writes pictures (also given back through `pictures`, for the REPL).
+std::unique_ptr<tsl::Engine> makeEngine(const Options& options, std::shared_ptr<tsl::cli::Pictures>* pictures = nullptr) {
   auto engine = std::make_unique<tsl::Engine>(options.maxDepth);
   engine->compileDebug() = options.debug;
+  if (!options.pictures.empty()) {
+    auto sink = std::make_shared<tsl::cli::Pictures>(options.pictures, options.open);
+    engine->setDisplaySink(sink);
+    if (pictures) *pictures = sink;
+  }
   return engine;
 }
 
@@ -287,8 +294,9 @@ int dispatch(const Options& options) {
       return 2;
     }
     if (options.rest.empty()) {
-      auto engine = makeEngine(options);
-      return tsl::runRepl(*engine);
+      std::shared_ptr<tsl::cli::Pictures> pictures;
+      auto engine = makeEngine(options, &pictures);
+      return tsl::runRepl(*engine, pictures.get());
     }
     const std::string& command = options.rest[0];
     if (command == "run") return runFile(options);

@@ -240,7 +240,7 @@ public:
     if (o_.trace)
       for (size_t i = 0; i < steps_.size(); ++i)
         o_.trace->push_back({steps_[i].pipe, sched.start[i] + o_.traceOffset, sched.end[i] + o_.traceOffset,
-                             printInstr(p_.code[i])});
+                             p_.code[i]});
     if (o_.buffers) *o_.buffers = pool();
     return stats_;
   }
@@ -795,10 +795,10 @@ std::string traceJson(const std::vector<TraceEvent>& events) {
     o << ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": " << p + 1 << ", \"args\": {\"name\": "
       << jsonString(pipeName(static_cast<Pipe>(p))) << "}}";
   for (const TraceEvent& e : events) {
-    const std::string name = e.name.substr(0, e.name.find(' '));
+    const std::string name = opName(e.instr.op);
     o << ",\n{\"name\": " << jsonString(name) << ", \"cat\": " << jsonString(pipeName(e.pipe))
       << ", \"ph\": \"X\", \"pid\": 1, \"tid\": " << static_cast<int>(e.pipe) + 1 << ", \"ts\": " << e.start
-      << ", \"dur\": " << e.end - e.start << ", \"args\": {\"instruction\": " << jsonString(e.name) << "}}";
+      << ", \"dur\": " << e.end - e.start << ", \"args\": {\"instruction\": " << jsonString(printInstr(e.instr)) << "}}";
   }
   o << "\n]}\n";
   return o.str();

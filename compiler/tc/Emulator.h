@@ -57,7 +57,7 @@ struct TcStats {
 struct TraceEvent {
   Pipe pipe;
   int64_t start, end;
-  std::string name; ///< the instruction's text
+  Instr instr; ///< the instruction (a copy: printed only when the trace is written)
 };
 
 /// A GM tensor's memory, as the program's .gm line declares it.

@@ -117,10 +117,12 @@ public:
       clock = session_->clock;
       tracing = session_->tracing;
     }
+    const int64_t callStart = clock;
     std::vector<Tensor> results;
     {
       std::lock_guard lock(mutex_); // the program cache
-      const CubeContext cx{device_, cube_, cache_, stats, tracing ? &trace : nullptr, &clock, nullptr, {}, nullptr, {}};
+      // Every call is traced: (tc-trace) shows the last (a few bytes per instruction).
+      const CubeContext cx{device_, cube_, cache_, stats, &trace, &clock, nullptr, {}, nullptr, {}};
       RunOptions options;
       options.primitive = [&](const ir::Operation& op, std::span<const Tensor> in, Tensor& out,
                               const std::function<const Tensor&(const ir::Value*)>& valueOf) {
@@ -152,8 +154,13 @@ public:
     std::lock_guard lock(session_->mutex);
     session_->last = stats;
     session_->total.add(stats);
-    session_->clock = clock;
     if (tracing) session_->trace.insert(session_->trace.end(), trace.begin(), trace.end());
+    for (TraceEvent& e : trace) {
+      e.start -= callStart;
+      e.end -= callStart;
+    }
+    session_->lastTrace = std::move(trace);
+    session_->clock = clock;
     return results;
   }
 
@@ -263,6 +270,10 @@ public:
   std::string statisticsJson(bool total) override {
     std::lock_guard lock(session_->mutex);
     return (total ? session_->total : session_->last).json();
+  }
+  Timeline trace() override {
+    std::lock_guard lock(session_->mutex);
+    return timelineOf(session_->lastTrace);
   }
   void beforeRun(const FlagValues& flags) override { tc::beforeRun(*session_, flags); }
   std::vector<Output> afterRun(const FlagValues& flags) override { return tc::afterRun(*session_, flags); }

@@ -25,6 +25,7 @@ struct Session {
   TcStats total;                   ///< every call since the engine started (or reset)
   bool tracing = false;
   std::vector<TraceEvent> trace;   ///< every call's instructions since tracing started
+  std::vector<TraceEvent> lastTrace; ///< the last call's instructions, from cycle 0 (tc-trace)
   int64_t clock = 0;               ///< where the next program starts on the trace
 };
 
@@ -36,6 +37,12 @@ std::unique_ptr<Backend> makeTcBackend();
 BackendInfo tcBackendInfo();
 /// A TcStats as the statistics (tc-stats) shows.
 Stat statisticsOf(const TcStats& stats);
+/// `events` as a timeline: a lane per pipe that ran an instruction (in pipe order), a box
+/// per instruction named by its mnemonic, the whole instruction as its detail.
+Timeline timelineOf(const std::vector<TraceEvent>& events);
+/// What --tc-trace=FILE writes: an SVG timeline if FILE ends in .svg, else Chrome
+/// trace-event JSON.
+std::string traceFile(const std::string& file, const std::vector<TraceEvent>& events);
 /// --tc-trace starts tracing; --tc-stats and --tc-trace write what the run did.
 void beforeRun(Session& session, const FlagValues& flags);
 std::vector<Output> afterRun(Session& session, const FlagValues& flags);

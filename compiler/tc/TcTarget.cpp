@@ -6,6 +6,7 @@
 
 #include "runtime/Io.h"
 
+#include <array>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -161,13 +162,35 @@ int tcRun(const BackendCommand::Context& cx) {
   *cx.out << stats.json() << "\n" << std::flush;
   if (const std::string* file = flagValue(cx.flags, "tc-stats"); file && !file->empty())
     cx.writeFile(*file, stats.json() + "\n");
-  if (const std::string* file = flagValue(cx.flags, "tc-trace")) cx.writeFile(*file, traceJson(trace));
+  if (const std::string* file = flagValue(cx.flags, "tc-trace")) cx.writeFile(*file, traceFile(*file, trace));
   return 0;
 }
 
 } // namespace
 
 Stat statisticsOf(const TcStats& stats) { return statsOf(stats); }
+
+Timeline timelineOf(const std::vector<TraceEvent>& events) {
+  std::array<int, kPipes> laneOf{};
+  laneOf.fill(-1);
+  for (const TraceEvent& e : events) laneOf[static_cast<size_t>(e.pipe)] = 0;
+  Timeline timeline;
+  for (size_t p = 0; p < kPipes; ++p)
+    if (laneOf[p] == 0) {
+      laneOf[p] = static_cast<int>(timeline.lanes.size());
+      timeline.lanes.emplace_back(pipeName(static_cast<Pipe>(p)));
+    }
+  timeline.boxes.reserve(events.size());
+  for (const TraceEvent& e : events)
+    timeline.boxes.push_back({laneOf[static_cast<size_t>(e.pipe)], e.start, e.end, opName(e.instr.op),
+                              printInstr(e.instr)});
+  return timeline;
+}
+
+std::string traceFile(const std::string& file, const std::vector<TraceEvent>& events) {
+  const bool svg = file.size() >= 4 && file.compare(file.size() - 4, 4, ".svg") == 0;
+  return svg ? timelineSvg(timelineOf(events)) : traceJson(events);
+}
 
 void beforeRun(Session& session, const FlagValues& flags) {
   if (!flagValue(flags, "tc-trace")) return;
@@ -179,7 +202,7 @@ std::vector<Output> afterRun(Session& session, const FlagValues& flags) {
   std::lock_guard lock(session.mutex);
   std::vector<Output> out;
   if (const std::string* file = flagValue(flags, "tc-stats")) out.push_back({*file, session.total.json() + "\n"});
-  if (const std::string* file = flagValue(flags, "tc-trace")) out.push_back({*file, traceJson(session.trace)});
+  if (const std::string* file = flagValue(flags, "tc-trace")) out.push_back({*file, traceFile(*file, session.trace)});
   return out;
 }
 
@@ -216,7 +239,7 @@ BackendInfo tcBackendInfo() {
   trace.flag = true;
   trace.compiles = false;
   trace.usage = "--tc-trace=FILE";
-  trace.help = "write every instruction :tc ran as Chrome trace-event JSON";
+  trace.help = "write every instruction :tc ran as Chrome trace-event JSON,\nor as an SVG timeline when FILE ends in .svg";
   info.options = {dtype, device, stats, trace};
   // tc-run's own flags.
   for (const char* name : {"in", "out"}) {
@@ -263,7 +286,16 @@ BackendInfo tcBackendInfo() {
                    "  `tsl tc-run` reads back";
   asmBuiltin.replCommand = ":tc";
   asmBuiltin.replHelp = "the tensor-core programs :tc runs for f's contractions at x ...";
-  info.builtins = {statsBuiltin, asmBuiltin};
+  BackendBuiltin traceBuiltin;
+  traceBuiltin.name = "tc-trace";
+  traceBuiltin.kind = BackendBuiltin::Kind::Trace;
+  traceBuiltin.doc =
+      "(tc-trace): what the emulated tensor core ran in the last call on :tc, as a trace — :lanes (the pipes that\n"
+      "  ran), and per instruction :lane, :start and :end (cycles from 0), :name (its mnemonic), :detail (its text);\n"
+      "  drawn as a timeline in a notebook and by tsl --pictures\n"
+      "  e.g. (do ((jit (fn [a b] (matmul a b)) :target :tc) (ones [16 16]) (ones [16 16])) (:lanes (tc-trace)))"
+      "  ; [\"MTE2\" \"MTE1\" \"CUBE\" \"FIXPIPE\"]";
+  info.builtins = {statsBuiltin, traceBuiltin, asmBuiltin};
   BackendEmit programs;
   programs.name = "tc";
   programs.inspect = true;

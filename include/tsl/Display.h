@@ -37,6 +37,11 @@ public:
   /// Shows `bundle`. A non-empty `id` names the display: with `update`, the display shown
   /// earlier under that id is replaced (a progress bar redrawn in place).
   virtual void show(const MimeBundle& bundle, const std::string& id, bool update) = 0;
+  /// Whether it only keeps pictures (`tsl --pictures DIR`). Such a sink is given what is
+  /// displayed after it has been printed as text, as without a sink, and progress bars are
+  /// drawn as without a sink (on stderr at a terminal); show() is then called with an
+  /// empty id.
+  virtual bool keepsPicturesOnly() const { return false; }
 };
 
 /// Adds representations of `value` to `bundle` (after text/plain) if it is a kind of value

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "harness"))
 from checks import check, report, tsl_binary  # noqa: E402
@@ -36,13 +37,13 @@ class Result:
         return f"exit status: {self.rc}\nstdout: {clip(self.out)!r}\nstderr: {clip(self.err)!r}"
 
 
-def tsl(*args, stdin=b"", timeout=30):
+def tsl(*args, stdin=b"", timeout=30, env=None):
     """Runs tsl with `args` in the work directory; never raises on timeout."""
     start = time.monotonic()
     timeout = min(timeout, max(3.0, BUDGET - (start - STARTED)))
     try:
         p = subprocess.run([TSL, *args], input=stdin, capture_output=True, cwd=WORK,
-                           timeout=timeout)
+                           timeout=timeout, env=env)
         rc = p.returncode
         out, err = p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
@@ -488,6 +489,70 @@ def main():
           and all(isinstance(e["ts"], int) and e["dur"] >= 0 and e["pid"] == 1 and 1 <= e["tid"] <= 6 for e in boxes)
           and any(e["name"] == "mmad" for e in boxes)
           and max(e["ts"] + e["dur"] for e in boxes) == stats["cycles"], str(r))
+    # The same trace as an SVG timeline: well-formed XML, a lane per pipe that was busy, a
+    # box (a rect with a tooltip) per instruction.
+    r = tsl("run", "--tc-stats", "--tc-trace=trace.svg", "tc.tsl")
+    svg_stats, root = None, None
+    try:
+        svg_stats = json.loads(r.err.strip().splitlines()[-1])
+        root = ET.parse(os.path.join(WORK, "trace.svg")).getroot()
+    except (ValueError, IndexError, OSError, ET.ParseError):
+        pass
+    ns = "{http://www.w3.org/2000/svg}"
+    lanes = [t.text for t in root.iter(ns + "text") if t.get("class") == "lane"] if root is not None else []
+    tips = [r_.find(ns + "title").text for r_ in root.iter(ns + "rect")
+            if r_.find(ns + "title") is not None] if root is not None else []
+    check("--tc-trace=FILE.svg writes the trace as an SVG timeline: lanes the busy pipes, a box per instruction",
+          r.rc == 0 and svg_stats is not None and root is not None and root.tag == ns + "svg"
+          and [l.lower() for l in lanes] == [k for k, v in svg_stats["busy"].items() if v > 0]
+          and len(tips) == svg_stats["instructions"] and any(t.startswith("mmad ") for t in tips), str(r))
+
+    # --- --pictures DIR: what the program shows, as numbered SVG files ---------------------------
+    write("show.tsl", "(def f (jit (fn [a b] (matmul a b)) :target :tc))\n(f (ones [16 16]) (ones [16 16]))\n"
+                      "(display (tc-trace))\n(display [1 2 3])\n(display \"plain\")\n"
+                      "(display (layout-svg (ones [2 3])))\n(println \"done\")\n")
+    r = tsl("run", "--pictures", "pics", "show.tsl")
+    written = sorted(os.listdir(os.path.join(WORK, "pics"))) if os.path.isdir(os.path.join(WORK, "pics")) else []
+    roots = []
+    for name in written:
+        try:
+            roots.append(ET.parse(os.path.join(WORK, "pics", name)).getroot().tag)
+        except ET.ParseError:
+            roots.append(None)
+    check("tsl run --pictures DIR writes each picture displayed as DIR/picture-N.svg and says so on stderr",
+          r.rc == 0 and written == ["picture-001.svg", "picture-002.svg"] and roots == [ns + "svg"] * 2
+          and r.err.splitlines() == ["tsl: wrote pics/picture-001.svg", "tsl: wrote pics/picture-002.svg"]
+          and r.out.startswith("#<trace :tc ") and "i64[3] [1 2 3]\nplain\n<svg" in r.out
+          and r.out.endswith("</svg>\n\ndone\n"), str(r))
+    r = tsl("--pictures=replpics", stdin=b"(def f (jit (fn [a b] (matmul a b)) :target :tc))\n"
+                                          b"(f (ones [16 16]) (ones [16 16]))\n(tc-trace)\n(+ 1 2)\n")
+    check("the REPL with --pictures writes the picture of a value it prints",
+          r.rc == 0 and "#<trace :tc " in r.out and r.err == "tsl: wrote replpics/picture-001.svg\n"
+          and os.listdir(os.path.join(WORK, "replpics")) == ["picture-001.svg"], str(r))
+    bindir = os.path.join(WORK, "fakebin")
+    os.makedirs(bindir, exist_ok=True)
+    write("fakebin/xdg-open", f"#!/bin/sh\necho \"$1\" >> {WORK}/opened\n")
+    os.chmod(os.path.join(bindir, "xdg-open"), 0o755)
+    r = tsl("run", "--pictures", "pics2", "--open", "show.tsl", env={**os.environ, "PATH": bindir + ":/usr/bin:/bin"})
+    opened = []
+    for _ in range(50):  # xdg-open runs detached
+        if os.path.exists(os.path.join(WORK, "opened")):
+            opened = open(os.path.join(WORK, "opened")).read().split()
+            if len(opened) == 2:
+                break
+        time.sleep(0.05)
+    check("--open starts xdg-open on each picture written",
+          r.rc == 0 and sorted(opened) == ["pics2/picture-001.svg", "pics2/picture-002.svg"], str(r) + str(opened))
+    r = tsl("run", "--pictures", "pics3", "--open", "show.tsl", env={**os.environ, "PATH": os.path.join(WORK, "nobin")})
+    check("--open without xdg-open writes the pictures and says so once",
+          r.rc == 0 and r.err.count("xdg-open is not installed") == 1 and r.err.count("tsl: wrote pics3/") == 2, str(r))
+    r = tsl("run", "--pictures", "show.tsl/pics", "show.tsl")
+    check("--pictures under a regular file says why on stderr and the program runs on",
+          r.rc == 0 and r.out.endswith("done\n")
+          and r.err.count("tsl: --pictures: cannot make the folder 'show.tsl/pics'") == 2, str(r))
+    r = tsl("run", "--open", "show.tsl")
+    check("--open alone is a usage error", r.rc == 2 and "give --pictures too" in r.err, str(r))
+
     r = tsl("compile", "tc.tsl", "--entry", "mm", "--sig", "a:f32[20,30],b:f32[30,40]", "--emit=tc", "-o", "mm.tc")
     r2 = tsl("tc-run", "mm.tc", "--out", "2=c.npy")
     ran = None

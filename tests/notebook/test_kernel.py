@@ -2,6 +2,7 @@
 execute, streams, results, errors, complete, inspect, is_complete, display, interrupt,
 restart, history. Run by ctest with JUPYTER_PATH at the build tree's kernelspec."""
 import time
+import xml.etree.ElementTree as ET
 import unittest
 
 from jupyter_client.manager import start_new_kernel
@@ -124,6 +125,28 @@ class KernelTest(unittest.TestCase):
         self.assertTrue(data["text/plain"].startswith('"func @sq'))
         self.assertIn('<span style="color:#8250df">@sq</span>', data["text/html"])
         self.assertIn('<span style="color:#0a7f5a">f32</span>[2]', data["text/html"])
+
+    def test_tc_trace_timeline(self):
+        # The last :tc call's trace is a picture: one rect per instruction, lanes the pipes
+        # that ran (those tc-stats counts busy), the text a summary.
+        reply, outs = self.run_cell("((jit (fn [a b] (matmul a b)) :target :tc) (ones [32 32]) (ones [32 32])) "
+                                    "(tc-trace)")
+        data = outs[-1][1]["data"]
+        self.assertTrue(data["text/plain"].startswith("#<trace :tc "), data["text/plain"])
+        svg = data["image/svg+xml"]
+        self.assertTrue(svg.startswith("<svg"), svg[:100])
+        root = ET.fromstring(svg)
+        ns = "{http://www.w3.org/2000/svg}"
+        boxes = [r for r in root.iter(ns + "rect") if r.find(ns + "title") is not None]
+        reply, outs = self.run_cell("[(count (:start (tc-trace))) (:instructions (tc-stats))]")
+        count, instructions = outs[-1][1]["data"]["text/plain"].strip("[]").split()
+        self.assertEqual(len(boxes), int(count))
+        self.assertEqual(int(count), int(instructions))
+        lanes = [t.text for t in root.iter(ns + "text") if t.get("class") == "lane"]
+        reply, outs = self.run_cell("(vec (map (fn [[k v]] (name k)) (filter (fn [[k v]] (> v 0)) (:busy (tc-stats)))))")
+        busy = outs[-1][1]["data"]["text/plain"]
+        self.assertEqual(sorted(l.lower() for l in lanes), sorted(busy.strip("[]").replace('"', "").split()))
+        self.assertIn("data:image/svg+xml;base64,", data["text/html"])
 
     def test_display(self):
         reply, outs = self.run_cell('(println "before") (display (ones [2])) (println "after")')

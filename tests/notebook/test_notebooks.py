@@ -87,6 +87,9 @@ class Notebooks(unittest.TestCase):
             self.assertTrue(result(cell)["image/svg+xml"].startswith("<svg"))
         self.assertIn("f32[64,64]", result(cells[2])["text/plain"])
         self.assertIn(":macs 262144", result(cells[3])["text/plain"])
+        trace = result(cells[4])  # the last :tc call's instructions on a timeline
+        self.assertTrue(trace["text/plain"].startswith("#<trace :tc 4 lanes "), trace["text/plain"])
+        self.assertTrue(trace["image/svg+xml"].startswith("<svg") and "<title>mmad " in trace["image/svg+xml"])
 
 
 if __name__ == "__main__":
