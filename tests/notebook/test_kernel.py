@@ -44,6 +44,18 @@ class KernelTest(unittest.TestCase):
         self.assertEqual(outs[1][0], "execute_result")
         self.assertEqual(outs[1][1]["data"]["text/plain"], "3")
 
+    def test_stderr_stream(self):
+        # What the engine writes to standard error is the cell's stderr stream, after the
+        # stdout written before it; (exit) says there that it does not end the kernel.
+        reply, outs = self.run_cell('(println "before") (exit 3)')
+        self.assertEqual(reply["status"], "ok")
+        self.assertEqual(outs[0], ("stream", {"name": "stdout", "text": "before\n"}))
+        self.assertEqual(outs[1][0], "stream")
+        self.assertEqual(outs[1][1]["name"], "stderr")
+        self.assertIn("(exit) does not end a notebook's kernel", outs[1][1]["text"])
+        reply, outs = self.run_cell("(+ 2 2)")
+        self.assertEqual(outs[-1][1]["data"]["text/plain"], "4")
+
     def test_definitions_persist(self):
         self.run_cell("(defn twice [x] (* x 2))")
         reply, outs = self.run_cell("(twice [1 2 3])")
