@@ -57,7 +57,7 @@ std::string tensorHtml(const Tensor& tensor) {
   const int64_t rows = rank >= 2 ? tensor.shape()[rank - 2] : 1;
   const int64_t cols = tensor.shape()[rank - 1];
   std::string html = "<table class=\"tsl-tensor\" style=\"font-family:monospace;border-collapse:collapse\">";
-  html += "<caption style=\"text-align:left;color:#555;white-space:nowrap\">" + escapeHtml(formatType(tensor));
+  html += "<caption style=\"text-align:left;color:#555;white-space:nowrap\">" + escapeXml(formatType(tensor));
   html += std::string(" · ") + layoutKeyword(tensor.layout(), rank);
   if (rank > 2) html += " · the first " + std::to_string(rows) + "×" + std::to_string(cols) + " matrix";
   html += "</caption>";
@@ -75,13 +75,13 @@ std::string tensorHtml(const Tensor& tensor) {
 
 /// Maps and vectors as nested tables; tensors inside as their tables; the rest as text.
 std::string nestedHtml(const Value& value, int depth) {
-  if (depth > 8) return "<code>" + escapeHtml(printValue(value, true)) + "</code>";
+  if (depth > 8) return "<code>" + escapeXml(printValue(value, true)) + "</code>";
   if (value.isTensor() && value.tensor().rank() > 0) return tensorHtml(value.tensor());
   const char* cell = "<td style=\"padding:2px 6px;border:1px solid #ddd;vertical-align:top;text-align:left\">";
   if (value.isMap()) {
     std::string html = "<table class=\"tsl-map\" style=\"border-collapse:collapse\">";
     for (const auto& [key, item] : value.map().entries())
-      html += std::string("<tr>") + cell + "<b>" + escapeHtml(printValue(key, true)) + "</b></td>" + cell +
+      html += std::string("<tr>") + cell + "<b>" + escapeXml(printValue(key, true)) + "</b></td>" + cell +
               nestedHtml(item, depth + 1) + "</td></tr>";
     return html + "</table>";
   }
@@ -90,7 +90,7 @@ std::string nestedHtml(const Value& value, int depth) {
     for (const Value& item : sequenceItems(value)) html += cell + nestedHtml(item, depth + 1) + "</td>";
     return html + "</tr></table>";
   }
-  return "<code>" + escapeHtml(printValue(value, true)) + "</code>";
+  return "<code>" + escapeXml(printValue(value, true)) + "</code>";
 }
 
 bool containsTensor(const Value& value) {
@@ -130,7 +130,7 @@ std::string dotToSvg(const std::string& source) {
 std::string irHtml(const std::string& text) {
   std::string html = "<pre class=\"tsl-ir\" style=\"line-height:1.3\">";
   auto span = [&](const char* colour, std::string_view token) {
-    html += std::string("<span style=\"color:") + colour + "\">" + escapeHtml(token) + "</span>";
+    html += std::string("<span style=\"color:") + colour + "\">" + escapeXml(token) + "</span>";
   };
   size_t i = 0;
   while (i < text.size()) {
@@ -150,13 +150,13 @@ std::string irHtml(const std::string& text) {
       const bool keyword = word == "func" || word == "return" || word == "yield" || word == "fused" || word == "loc";
       if (type) span("#0a7f5a", word);
       else if (keyword) span("#cf222e", word);
-      else html += escapeHtml(word);
+      else html += escapeXml(word);
     } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
       end = text.find('\n', i);
       if (end == std::string::npos) end = text.size();
       span("#6e7781", std::string_view(text).substr(i, end - i));
     } else {
-      html += escapeHtml(std::string_view(text).substr(i, 1));
+      html += escapeXml(std::string_view(text).substr(i, 1));
     }
     i = end;
   }

@@ -1,6 +1,8 @@
-// eval/DisplayText.h — text helpers of rich display (eval/Display.cpp): HTML escaping,
-// base64, and an SVG picture as the forms notebooks show.
+// eval/DisplayText.h — text helpers of rich display (eval/Display.cpp): base64 and an SVG
+// picture as the forms notebooks show; escaping is runtime/Format.h's escapeXml.
 #pragma once
+
+#include "runtime/Format.h" // escapeXml: text inside HTML and SVG
 
 #include "tsl/Display.h"
 
@@ -9,8 +11,6 @@
 
 namespace tsl {
 
-/// `text` with <, >, & and " escaped for HTML.
-std::string escapeHtml(std::string_view text);
 /// `bytes` in base64 (RFC 4648, padded).
 std::string base64(std::string_view bytes);
 /// SVG from its `<svg` on, without an XML prolog or doctype (which nbconvert's HTML export

@@ -111,7 +111,7 @@ private:
       MimeBundle bundle;
       bundle.add("text/plain", line(80, true));
       bundle.add("text/html", cat("<div><progress value=\"", done_, "\" max=\"", std::max<size_t>(total_, 1),
-                                  "\" style=\"width:20em\"></progress> ", escapeHtml(line(0, false)), "</div>"));
+                                  "\" style=\"width:20em\"></progress> ", escapeXml(line(0, false)), "</div>"));
       sink_->show(bundle, id_, drawn_);
     } else {
       winsize size{};

@@ -133,4 +133,19 @@ std::string formatTensor(const Tensor& tensor) {
   return prefix + block;
 }
 
+std::string escapeXml(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '&': out += "&amp;"; break;
+    case '"': out += "&quot;"; break;
+    default: out += static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' ? ' ' : c;
+    }
+  }
+  return out;
+}
+
 } // namespace tsl

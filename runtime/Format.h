@@ -11,6 +11,7 @@
 #include "runtime/Tensor.h"
 
 #include <string>
+#include <string_view>
 
 namespace tsl {
 
@@ -25,5 +26,10 @@ std::string formatScalar(const Tensor& scalar);
 std::string formatTensor(const Tensor& tensor);
 /// "f32[2,2]" (or "f32" for a scalar).
 std::string formatType(const Tensor& tensor);
+
+/// `text` as the text or an attribute value of XML or HTML (SVG pictures, notebook
+/// tables): < > & " escaped, control characters other than newline and tab (which XML 1.0
+/// does not allow) as spaces. The one escaper of every picture and table TSL writes.
+std::string escapeXml(std::string_view text);
 
 } // namespace tsl

@@ -1,6 +1,7 @@
 // runtime/LayoutSvg.cpp — drawing a tensor's physical layout as SVG.
 #include "runtime/LayoutSvg.h"
 
+#include "runtime/Format.h"
 #include "runtime/Layout.h"
 #include "runtime/Ops.h"
 
@@ -43,17 +44,6 @@ std::vector<std::string> axisNames(Layout layout, int physicalRank, int logicalR
 std::string colour(double t) {
   const double hue = 210.0 - 180.0 * t;
   return cat("hsl(", static_cast<int>(std::lround(hue)), ",70%,", 78, "%)");
-}
-
-std::string escapeText(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '<') out += "&lt;";
-    else if (c == '>') out += "&gt;";
-    else if (c == '&') out += "&amp;";
-    else out += c;
-  }
-  return out;
 }
 
 } // namespace
@@ -105,10 +95,10 @@ std::string layoutSvg(const Tensor& x) {
     return s;
   }(), "]");
   out += cat(R"(<text x=")", kMargin, R"(" y="18" font-size="13">)",
-             escapeText(cat(TensorType::of(x).str(), " stored ", layoutName(layout), ": physical ", physicalText)),
+             escapeXml(cat(TensorType::of(x).str(), " stored ", layoutName(layout), ": physical ", physicalText)),
              "</text>\n");
   out += cat(R"(<text x=")", kMargin, R"(" y="34" font-size="11" fill="#444">)",
-             escapeText(cat(bytes, " B for ", useful, " B of elements (",
+             escapeXml(cat(bytes, " B for ", useful, " B of elements (",
                             bytes == 0 ? 0.0 : std::round(1000.0 * static_cast<double>(bytes - useful) / static_cast<double>(bytes)) / 10.0,
                             " % padding); each cell: the row-major number of the element stored there")),
              "</text>\n");
@@ -124,7 +114,7 @@ std::string layoutSvg(const Tensor& x) {
       rest /= physical[d];
     }
     for (int d = 0; d < rank - 2; ++d) label += cat(d ? " " : "", names[static_cast<size_t>(d)], "=", outer[static_cast<size_t>(d)]);
-    if (!label.empty()) out += cat(R"(<text x=")", bx, R"(" y=")", by + 11, R"(" fill="#333">)", escapeText(label), "</text>\n");
+    if (!label.empty()) out += cat(R"(<text x=")", bx, R"(" y=")", by + 11, R"(" fill="#333">)", escapeXml(label), "</text>\n");
     for (int64_t r = 0; r < rowsPerBlock; ++r)
       for (int64_t c = 0; c < perRow; ++c) {
         const int64_t at = (block * rowsPerBlock + r) * perRow + c;

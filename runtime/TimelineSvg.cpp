@@ -6,6 +6,8 @@
 // order names first appear, so the same program draws the same picture.
 #include "runtime/TimelineSvg.h"
 
+#include "runtime/Format.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -20,22 +22,6 @@ constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", 
                                     "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac", "#8cd17d", "#b6992d",
                                     "#499894", "#d37295", "#fabfd2", "#79706e"};
 constexpr size_t kColours = sizeof kPalette / sizeof kPalette[0];
-
-std::string escaped(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '&': out += "&amp;"; break;
-    case '"': out += "&quot;"; break;
-    default:
-      // Control characters are not allowed in XML 1.0 text.
-      out += static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' ? ' ' : c;
-    }
-  }
-  return out;
-}
 
 std::string number(double x) {
   char buffer[32];
@@ -101,10 +87,10 @@ std::string timelineSvg(const Timeline& timeline, int64_t from, int64_t to) {
   svg += "<line x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) + "\" y1=\"" +
          std::to_string(axisY) + "\" y2=\"" + std::to_string(axisY) + "\" stroke=\"#555\"/>\n";
   svg += "<text x=\"" + std::to_string(kWidth - kRight) + "\" y=\"" + std::to_string(axisY + 32) +
-         "\" text-anchor=\"end\" fill=\"#555\">" + escaped(timeline.unit) + "s</text>\n";
+         "\" text-anchor=\"end\" fill=\"#555\">" + escapeXml(timeline.unit) + "s</text>\n";
   for (int i = 0; i < lanes; ++i) {
     const int y = kTop + i * kRow;
-    svg += "<text class=\"lane\" x=\"5\" y=\"" + std::to_string(y + 17) + "\">" + escaped(timeline.lanes[size_t(i)]) +
+    svg += "<text class=\"lane\" x=\"5\" y=\"" + std::to_string(y + 17) + "\">" + escapeXml(timeline.lanes[size_t(i)]) +
            "</text>";
     svg += "<line x1=\"" + std::to_string(kLeft) + "\" x2=\"" + std::to_string(kWidth - kRight) + "\" y1=\"" +
            std::to_string(y + kRow - 2) + "\" y2=\"" + std::to_string(y + kRow - 2) + "\" stroke=\"#ddd\"/>\n";
@@ -115,7 +101,7 @@ std::string timelineSvg(const Timeline& timeline, int64_t from, int64_t to) {
     const double w = std::max(xOf(b->end) - x0, 0.5);
     svg += "<rect x=\"" + number(x0) + "\" y=\"" + std::to_string(kTop + b->lane * kRow + 3) + "\" width=\"" +
            number(w) + "\" height=\"" + std::to_string(kRow - 8) + "\" fill=\"" + kPalette[colourOf.at(b->name)] +
-           "\" stroke=\"white\" stroke-width=\"0.3\"><title>" + escaped(b->detail.empty() ? b->name : b->detail) +
+           "\" stroke=\"white\" stroke-width=\"0.3\"><title>" + escapeXml(b->detail.empty() ? b->name : b->detail) +
            " [" + std::to_string(b->start) + ", " + std::to_string(b->end) + ")</title></rect>\n";
   }
   for (size_t i = 0; i < names.size(); ++i) {
@@ -123,7 +109,7 @@ std::string timelineSvg(const Timeline& timeline, int64_t from, int64_t to) {
     const int y = axisY + 40 + static_cast<int>(i / size_t(perLine)) * 20;
     svg += "<rect class=\"legend\" x=\"" + std::to_string(x) + "\" y=\"" + std::to_string(y) +
            "\" width=\"12\" height=\"12\" fill=\"" + kPalette[colourOf.at(names[i])] + "\"/><text x=\"" +
-           std::to_string(x + 16) + "\" y=\"" + std::to_string(y + 10) + "\">" + escaped(names[i]) + "</text>\n";
+           std::to_string(x + 16) + "\" y=\"" + std::to_string(y + 10) + "\">" + escapeXml(names[i]) + "</text>\n";
   }
   if (total > boxes.size())
     svg += "<text x=\"" + std::to_string(kLeft) + "\" y=\"" + std::to_string(height - 8) + "\" fill=\"#a00\">the first " +
